@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * The context: one per poll thread (GUIDE principle 1). It owns a link (a
+ * port queue or an in-memory link), its QPs, MRs, CQs and timers, and is
+ * driven by exactly one thread calling droce_ctx_poll(). No globals: many
+ * contexts live in one process (tests, simulation, multi-core).
+ *
+ * Time is an argument (GUIDE principle 2): every call that needs the time
+ * takes `now` in nanoseconds; droce never reads a clock itself. The
+ * production loop reads the TSC once per iteration; tests drive a virtual
+ * clock and can jump to droce_ctx_next_deadline().
+ */
+#ifndef DROCE_CTX_H
+#define DROCE_CTX_H
+
+#include <stdint.h>
+
+#include <droce/link.h>
+
+struct droce_ctx;
+
+/** Context parameters; droce_ctx_params_init() fills the defaults. */
+struct droce_ctx_params {
+	uint8_t ip_version;       /**< 4 or 6: the family of @p ip */
+	uint8_t ip[16];           /**< this context's address (IPv4: first 4 bytes) */
+	uint8_t mac[6];
+	struct droce_link link;   /**< how frames move */
+	uint32_t max_qps;         /**< QP table size */
+	uint32_t max_mrs;         /**< MR table size */
+	uint32_t burst;           /**< frames per RX burst */
+	uint64_t seed;            /**< seeds rkeys and UDP source ports; 0 = from the address */
+	const char *cc;           /**< congestion control by name (stack/cc); NULL = default */
+};
+
+/** Fill @p p with the defaults of include/droce/params.h (no link, no address). */
+void droce_ctx_params_init(struct droce_ctx_params *p);
+
+/**
+ * Create a context.
+ * @return the context, or NULL with errno EINVAL (no link ops, bad ip_version,
+ *         unknown cc name) or ENOMEM.
+ */
+struct droce_ctx *droce_ctx_create(const struct droce_ctx_params *p);
+
+/** Destroy a context and every QP, CQ and MR it still owns. @return 0 or -EINVAL. */
+int droce_ctx_destroy(struct droce_ctx *ctx);
+
+/**
+ * One iteration of the poll loop: receive a burst and hand each frame to the
+ * responder or completer, fire the timers due at @p now, let every QP with
+ * work and window transmit, flush the link.
+ * @return the number of frames received plus sent (0: idle).
+ */
+unsigned droce_ctx_poll(struct droce_ctx *ctx, uint64_t now);
+
+/**
+ * Earliest time a timer (ACK timeout, RNR wait, pacing) wants to run, or
+ * UINT64_MAX when none is armed. Lets a virtual clock jump ahead.
+ */
+uint64_t droce_ctx_next_deadline(const struct droce_ctx *ctx);
+
+/** Context-wide counters. drop[] is indexed by enum droce_drop_reason (stack/core/drop.h). */
+#define DROCE_DROP_REASON_MAX 64
+struct droce_ctx_stats {
+	uint64_t rx_frames, tx_frames, tx_busy;
+	uint64_t not_roce;        /**< frames that were not RoCE (ARP, ICMP ... reaching the core) */
+	uint64_t drop[DROCE_DROP_REASON_MAX];
+};
+
+/** Copy the context counters. @return 0 or -EINVAL. */
+int droce_ctx_get_stats(const struct droce_ctx *ctx, struct droce_ctx_stats *out);
+
+/** Name of a drop reason index, e.g. "BAD_ICRC", "UNKNOWN_QPN"; NULL past the last. */
+const char *droce_drop_reason_name(unsigned reason);
+
+#endif

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * droce: a poll-mode userspace RoCEv2 stack. The one header applications include.
+ */
+#ifndef DROCE_H
+#define DROCE_H
+
+#include <droce/params.h>
+#include <droce/link.h>
+#include <droce/ctx.h>
+#include <droce/verbs.h>
+
+#endif

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Every tunable's default, in one place (GUIDE principle 7). Each is settable
+ * per context (struct droce_ctx_params) or per QP (struct droce_qp_attr,
+ * struct droce_qp_init_attr) and documented in docs/tuning.md.
+ */
+#ifndef DROCE_PARAMS_H
+#define DROCE_PARAMS_H
+
+/** Default path MTU in bytes (IBTA 9.7.7: 256..4096). */
+#define DROCE_DEFAULT_MTU_BYTES 4096u
+/** Default send and receive queue depths. */
+#define DROCE_DEFAULT_MAX_SEND_WR 256u
+#define DROCE_DEFAULT_MAX_RECV_WR 256u
+#define DROCE_DEFAULT_MAX_SGE 4u
+/** Largest inline payload (copied at post time). */
+#define DROCE_DEFAULT_MAX_INLINE 256u
+/** Requester asks for an ACK at least every this many packets (IBTA 9.7.2: AckReq). */
+#define DROCE_DEFAULT_ACK_REQ_EVERY 16u
+/** Per-QP send window: packets and bytes in flight (congestion control moves it). */
+#define DROCE_DEFAULT_WINDOW_PKTS 512u
+#define DROCE_DEFAULT_WINDOW_BYTES (2u * 1024u * 1024u)
+/** Local ACK timeout exponent: 4.096 us * 2^timeout (IBTA 9.7.6.1.3). 14 = ~67 ms. */
+#define DROCE_DEFAULT_TIMEOUT 14u
+#define DROCE_DEFAULT_RETRY_CNT 7u
+#define DROCE_DEFAULT_RNR_RETRY 7u      /* 7 = retry forever (IBTA 9.7.5.2.8) */
+#define DROCE_DEFAULT_MIN_RNR_TIMER 12u /* encoded, table 45: 0.64 ms */
+#define DROCE_DEFAULT_MAX_RD_ATOMIC 16u
+/** Responder coalesces ACKs: at most this many packets acknowledged by one ACK. */
+#define DROCE_DEFAULT_ACK_COALESCE 16u
+/** Default RoCEv2 DSCP and IP TTL. */
+#define DROCE_DEFAULT_DSCP 26u
+#define DROCE_DEFAULT_TTL 64u
+/** Default P_Key (IBTA 10.9.1.1: full-membership default partition). */
+#define DROCE_DEFAULT_PKEY 0xFFFFu
+/** Frames moved per RX/TX burst. */
+#define DROCE_DEFAULT_BURST 32u
+
+#endif

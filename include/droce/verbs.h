@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Verbs-shaped objects: memory regions, completion queues, RC queue pairs,
+ * work requests and work completions. Shaped after rdma-core's verbs.h so
+ * RDMA users feel at home; all functions are driven from the context's poll
+ * thread (or through the comm-core rings, include/droce/ring.h).
+ *
+ * Control-path functions return 0 or a negative errno; constructors return
+ * NULL and set errno; poll functions return a count. Protocol errors are
+ * reported as droce_wc.status, never as return values.
+ */
+#ifndef DROCE_VERBS_H
+#define DROCE_VERBS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct droce_ctx;
+struct droce_cq;
+struct droce_qp;
+
+/* ---------------------------------------------------------------- MR -- */
+
+/** Access rights of a memory region (IBTA 10.6.3.1). */
+enum droce_access_flags {
+	DROCE_ACCESS_LOCAL_WRITE = 1u << 0,
+	DROCE_ACCESS_REMOTE_WRITE = 1u << 1,
+	DROCE_ACCESS_REMOTE_READ = 1u << 2,
+	DROCE_ACCESS_REMOTE_ATOMIC = 1u << 3,
+};
+
+/** A registered memory region. Fields are read-only for the user. */
+struct droce_mr {
+	struct droce_ctx *ctx;
+	void *addr;
+	size_t length;
+	uint32_t lkey;
+	uint32_t rkey;      /**< not guessable: random key bits, checked on every access */
+	unsigned access;    /**< DROCE_ACCESS_* */
+};
+
+/**
+ * Register @p length bytes at @p addr.
+ * REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE (IBTA 10.6.3.1).
+ * @return the region, or NULL with errno EINVAL (bad flags, NULL addr with a
+ *         non-zero length), ENOMEM (no memory or no free key).
+ */
+struct droce_mr *droce_reg_mr(struct droce_ctx *ctx, void *addr, size_t length,
+			      unsigned access);
+
+/**
+ * Deregister a region. Its rkey and lkey are invalid from now on: a peer
+ * still using the rkey gets a remote access error.
+ * @return 0, or -EINVAL for NULL.
+ */
+int droce_dereg_mr(struct droce_mr *mr);
+
+/* ---------------------------------------------------------------- CQ -- */
+
+/** Completion status, as verbs has them (ibv_wc_status). */
+enum droce_wc_status {
+	DROCE_WC_SUCCESS,
+	DROCE_WC_LOC_LEN_ERR,
+	DROCE_WC_LOC_QP_OP_ERR,
+	DROCE_WC_LOC_PROT_ERR,
+	DROCE_WC_WR_FLUSH_ERR,
+	DROCE_WC_BAD_RESP_ERR,
+	DROCE_WC_LOC_ACCESS_ERR,
+	DROCE_WC_REM_INV_REQ_ERR,
+	DROCE_WC_REM_ACCESS_ERR,
+	DROCE_WC_REM_OP_ERR,
+	DROCE_WC_RETRY_EXC_ERR,
+	DROCE_WC_RNR_RETRY_EXC_ERR,
+	DROCE_WC_REM_ABORT_ERR,
+	DROCE_WC_GENERAL_ERR,
+};
+
+/** Human-readable status, like ibv_wc_status_str(). Never NULL. */
+const char *droce_wc_status_str(enum droce_wc_status status);
+
+enum droce_wc_opcode {
+	DROCE_WC_SEND,
+	DROCE_WC_RDMA_WRITE,
+	DROCE_WC_RDMA_READ,
+	DROCE_WC_COMP_SWAP,
+	DROCE_WC_FETCH_ADD,
+	DROCE_WC_RECV = 128,            /**< a SEND arrived */
+	DROCE_WC_RECV_RDMA_WITH_IMM,    /**< an RDMA WRITE with immediate arrived */
+};
+
+enum droce_wc_flags {
+	DROCE_WC_WITH_IMM = 1u << 0,
+	DROCE_WC_WITH_INV = 1u << 1,
+};
+
+/** A work completion. */
+struct droce_wc {
+	uint64_t wr_id;
+	enum droce_wc_status status;
+	enum droce_wc_opcode opcode;
+	uint32_t byte_len;     /**< receive completions: bytes placed */
+	uint32_t imm_data;     /**< immediate data as carried on the wire (network order value) */
+	uint32_t invalidated_rkey;
+	uint32_t qp_num;
+	uint32_t src_qp;
+	unsigned wc_flags;     /**< DROCE_WC_WITH_* */
+	uint32_t vendor_err;   /**< droce detail (e.g. the NAK code received) */
+};
+
+/**
+ * Create a completion queue of @p depth entries. The CQ never overwrites:
+ * when full, the next completion sets the overflow flag, is counted, and the
+ * QPs that tried to complete into it move to ERR (IBTA 11.4.2.1 CQ overrun).
+ * @return the CQ, or NULL with errno EINVAL (depth < 1) or ENOMEM.
+ */
+struct droce_cq *droce_create_cq(struct droce_ctx *ctx, unsigned depth);
+
+/** Destroy a CQ. @return 0, -EINVAL for NULL, -EBUSY while a QP uses it. */
+int droce_destroy_cq(struct droce_cq *cq);
+
+/**
+ * Take up to @p n completions, oldest first.
+ * @return how many were written to @p wc (0 when empty), or -EOVERFLOW once
+ *         the CQ has overflowed (completions were lost).
+ */
+int droce_poll_cq(struct droce_cq *cq, int n, struct droce_wc *wc);
+
+/* ---------------------------------------------------------------- QP -- */
+
+/** Path MTU, numbered as verbs (IBV_MTU_*). */
+enum droce_mtu {
+	DROCE_MTU_256 = 1,
+	DROCE_MTU_512 = 2,
+	DROCE_MTU_1024 = 3,
+	DROCE_MTU_2048 = 4,
+	DROCE_MTU_4096 = 5,
+};
+
+static inline unsigned droce_mtu_bytes(enum droce_mtu m)
+{
+	return (m >= DROCE_MTU_256 && m <= DROCE_MTU_4096) ? 128u << m : 0u;
+}
+
+/** IBTA 10.3.1 QP states. */
+enum droce_qp_state {
+	DROCE_QPS_RESET,
+	DROCE_QPS_INIT,
+	DROCE_QPS_RTR,
+	DROCE_QPS_RTS,
+	DROCE_QPS_SQD,
+	DROCE_QPS_SQE,
+	DROCE_QPS_ERR,
+};
+
+/** Name of a QP state, e.g. "RTS". Never NULL. */
+const char *droce_qp_state_str(enum droce_qp_state s);
+
+/** Where the peer is: the RoCEv2 address vector. */
+struct droce_ah_attr {
+	uint8_t ip_version;    /**< 4 or 6 */
+	uint8_t dst_ip[16];    /**< IPv4: first 4 bytes */
+	uint8_t dst_mac[6];    /**< resolved next hop (ARP), or set statically */
+	uint8_t dscp;
+	uint8_t ttl;
+	uint16_t udp_sport;    /**< entropy for ECMP (A17.5.1.1); 0: derived from QPNs */
+};
+
+struct droce_qp_cap {
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+};
+
+struct droce_qp_init_attr {
+	struct droce_cq *send_cq;
+	struct droce_cq *recv_cq;
+	struct droce_qp_cap cap;  /**< zeros take the params.h defaults */
+	int sq_sig_all;           /**< every send WR completes, as if SIGNALED */
+};
+
+/** Attributes for droce_modify_qp()/droce_query_qp(). */
+struct droce_qp_attr {
+	enum droce_qp_state qp_state;
+	enum droce_mtu path_mtu;
+	uint32_t rq_psn;          /**< expected PSN of the responder (24 bits) */
+	uint32_t sq_psn;          /**< first PSN of the requester (24 bits) */
+	uint32_t dest_qp_num;
+	unsigned qp_access_flags; /**< REMOTE_* rights the responder grants */
+	uint16_t pkey;
+	struct droce_ah_attr ah_attr;
+	uint8_t timeout;          /**< local ACK timeout: 4.096 us * 2^timeout; 0 = infinite */
+	uint8_t retry_cnt;        /**< 0..7 */
+	uint8_t rnr_retry;        /**< 0..7, 7 = infinite */
+	uint8_t min_rnr_timer;    /**< 0..31, IBTA table 45 encoding, sent in RNR NAKs */
+	uint8_t max_rd_atomic;    /**< outstanding READ/atomic as requester */
+	uint8_t max_dest_rd_atomic; /**< outstanding READ/atomic accepted as responder */
+	struct droce_qp_cap cap;  /**< query only */
+};
+
+/** Which droce_qp_attr fields droce_modify_qp() applies (IBTA 11.2.5.1). */
+enum droce_qp_attr_mask {
+	DROCE_QP_STATE = 1u << 0,
+	DROCE_QP_ACCESS_FLAGS = 1u << 1,
+	DROCE_QP_PKEY = 1u << 2,
+	DROCE_QP_AV = 1u << 3,
+	DROCE_QP_PATH_MTU = 1u << 4,
+	DROCE_QP_TIMEOUT = 1u << 5,
+	DROCE_QP_RETRY_CNT = 1u << 6,
+	DROCE_QP_RNR_RETRY = 1u << 7,
+	DROCE_QP_RQ_PSN = 1u << 8,
+	DROCE_QP_MAX_QP_RD_ATOMIC = 1u << 9,
+	DROCE_QP_MIN_RNR_TIMER = 1u << 10,
+	DROCE_QP_SQ_PSN = 1u << 11,
+	DROCE_QP_MAX_DEST_RD_ATOMIC = 1u << 12,
+	DROCE_QP_DEST_QPN = 1u << 13,
+};
+
+/**
+ * Create an RC QP in RESET.
+ * @return the QP, or NULL with errno EINVAL (missing CQ, caps over the
+ *         context's limits) or ENOMEM.
+ */
+struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_init_attr *attr);
+
+/** Destroy a QP; outstanding WQEs are dropped without completions. @return 0 or -EINVAL. */
+int droce_destroy_qp(struct droce_qp *qp);
+
+/** The QP number (24 bits, never 0 or 1: those are the IBTA's special QPs). */
+uint32_t droce_qp_num(const struct droce_qp *qp);
+
+/**
+ * Modify a QP. Transitions and the attributes each requires or allows follow
+ * IBTA 11.2.5.1 table 93 (RESET->INIT: ACCESS_FLAGS, PKEY; INIT->RTR: AV,
+ * PATH_MTU, DEST_QPN, RQ_PSN, MAX_DEST_RD_ATOMIC, MIN_RNR_TIMER; RTR->RTS:
+ * SQ_PSN, TIMEOUT, RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC; any->RESET;
+ * any->ERR; SQE->RTS).
+ * @return 0; -EINVAL for an illegal transition, a missing required attribute,
+ *         an attribute not allowed on this transition, or a value out of range.
+ */
+int droce_modify_qp(struct droce_qp *qp, const struct droce_qp_attr *attr, unsigned mask);
+
+/** Read back a QP's attributes (all of them; @p mask is accepted for verbs parity). @return 0 or -EINVAL. */
+int droce_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr, unsigned mask);
+
+/* ---------------------------------------------------------------- WR -- */
+
+struct droce_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+enum droce_wr_opcode {
+	DROCE_WR_RDMA_WRITE,
+	DROCE_WR_RDMA_WRITE_WITH_IMM,
+	DROCE_WR_SEND,
+	DROCE_WR_SEND_WITH_IMM,
+	DROCE_WR_RDMA_READ,
+	DROCE_WR_ATOMIC_CMP_AND_SWP,
+	DROCE_WR_ATOMIC_FETCH_AND_ADD,
+};
+
+enum droce_send_flags {
+	DROCE_SEND_FENCE = 1u << 0,     /**< wait for earlier READ/atomics (IBTA 10.8.3.3) */
+	DROCE_SEND_SIGNALED = 1u << 1,  /**< generate a completion on success */
+	DROCE_SEND_SOLICITED = 1u << 2, /**< set SE on the last packet */
+	DROCE_SEND_INLINE = 1u << 3,    /**< copy the data at post time */
+};
+
+struct droce_send_wr {
+	uint64_t wr_id;
+	struct droce_send_wr *next;
+	struct droce_sge *sg_list;
+	int num_sge;
+	enum droce_wr_opcode opcode;
+	unsigned send_flags;
+	uint32_t imm_data;        /**< carried as is (network order value, as verbs) */
+	union {
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+		} rdma;
+		struct {
+			uint64_t remote_addr;  /**< 8-byte aligned */
+			uint64_t compare_add;
+			uint64_t swap;
+			uint32_t rkey;
+		} atomic;
+	} wr;
+};
+
+struct droce_recv_wr {
+	uint64_t wr_id;
+	struct droce_recv_wr *next;
+	struct droce_sge *sg_list;
+	int num_sge;
+};
+
+/**
+ * Post a list of send work requests.
+ * @return 0; or a negative errno with *bad_wr at the first WR not posted:
+ *         -EINVAL (bad opcode, too many SGEs, inline too long, atomic not
+ *         8-byte aligned or length != 8, QP in RESET/INIT/RTR... per IBTA
+ *         10.8.1: posting to the SQ needs RTS or SQD), -ENOMEM (SQ full).
+ *         A bad lkey is not a post error: it completes with LOC_PROT_ERR.
+ */
+int droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr, struct droce_send_wr **bad_wr);
+
+/**
+ * Post a list of receive work requests (allowed from INIT on, IBTA 10.8.1).
+ * @return 0; or -EINVAL (RESET, too many SGEs) / -ENOMEM (RQ full) with *bad_wr set.
+ */
+int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr, struct droce_recv_wr **bad_wr);
+
+/* ------------------------------------------------------------ counters -- */
+
+/** Per-QP counters (plain integers: one thread owns the QP). */
+struct droce_qp_stats {
+	uint64_t tx_pkts, tx_bytes, rx_pkts, rx_bytes;
+	uint64_t retrans_timeout;   /**< go-back-N rounds started by the ACK timer */
+	uint64_t retrans_nak;       /**< rounds started by a PSN-sequence NAK */
+	uint64_t retrans_pkts;      /**< packets sent again */
+	uint64_t dup_reqs;          /**< duplicate requests seen as responder */
+	uint64_t out_of_seq;        /**< out-of-sequence requests seen as responder */
+	uint64_t rnr_nak_sent, rnr_nak_rcvd;
+	uint64_t nak_sent[5], nak_rcvd[5]; /**< by enum droce_nak_code */
+	uint64_t acks_sent, acks_rcvd;
+	uint64_t cnp_sent, cnp_rcvd, ecn_marked;
+	uint64_t drops;             /**< packets for this QP dropped (see ctx drop reasons) */
+};
+
+/** Copy a QP's counters. @return 0 or -EINVAL. */
+int droce_qp_get_stats(const struct droce_qp *qp, struct droce_qp_stats *out);
+
+#endif
