@@ -88,6 +88,8 @@ void droce_dump_print_text(FILE *out, const struct droce_dump_frame *f)
 		return;
 	}
 	fputs(f->pkt.h.net.rocev1 ? "RoCEv1 " : "", out);
+	if (!f->has_bth)
+		fputs("RoCE", out); /* rejected before its BTH: no opcode to name */
 	if (f->has_bth) {
 		fprintf(out, "%s QP=0x%06" PRIx32 " PSN=%" PRIu32,
 			droce_opcode_name(p->h.bth.opcode), p->h.bth.dqpn, p->h.bth.psn);

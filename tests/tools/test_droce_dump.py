@@ -1,0 +1,360 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""droce-dump tests (suite 'tools'). One check per sub-command:
+
+  json EXE              --json output equals, key for key and in order, the
+                        objects the fixtures were built from (good, bad ICRC,
+                        one frame per rejection reason)
+  exit EXE              exit status 0 / 1 / 2 and the messages on stderr
+  linktypes EXE         SLL, SLL2, pcapng and raw IP captures of the same
+                        frames decode exactly like the Ethernet pcap
+  golden EXE GOLDEN     the human summary of the fixtures equals GOLDEN
+  tshark-fixtures EXE   field by field against tshark on the fixtures
+  tshark-corpus EXE DIR field by field against tshark on DIR/*.pcap
+                        (../shared/pcap-corpus; skipped when absent)
+
+Fixtures are generated at test time by roce_fixtures.py into a temporary
+directory. Exit status 0 pass, 1 fail, 77 skip.
+"""
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import roce_fixtures as fx  # noqa: E402
+
+SKIP = 77
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL: " + msg)
+
+
+def run(exe, *args):
+    p = subprocess.run([exe] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=30)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def dump_json(exe, path, want_rc=None):
+    rc, out, err = run(exe, "--json", path)
+    if want_rc is not None and rc != want_rc:
+        fail("%s: droce-dump --json exit %d, want %d (stderr: %s)" % (path, rc, want_rc, err.strip()))
+    objs = []
+    for n, line in enumerate(out.splitlines(), 1):
+        try:
+            # pairs keep the key order and catch duplicate keys
+            objs.append(json.loads(line, object_pairs_hook=lambda kv: kv))
+        except ValueError as e:
+            fail("%s: line %d is not JSON (%s): %s" % (path, n, e, line))
+    return objs
+
+
+def as_pairs(o):
+    """An OrderedDict (expected) in the object_pairs_hook shape."""
+    return [(k, as_pairs(v) if isinstance(v, dict) else v) for k, v in o.items()]
+
+
+def compare_objects(path, got, want):
+    if len(got) != len(want):
+        fail("%s: %d JSON lines, want %d" % (path, len(got), len(want)))
+    for g, w in zip(got, want):
+        w = as_pairs(w)
+        if g != w:
+            fail("%s: frame %s:\n   got  %s\n   want %s" % (path, dict(w).get("frame"), g, w))
+        for k, v in g:
+            # booleans must be JSON booleans, numbers integers (no floats)
+            if isinstance(v, float):
+                fail("%s: frame %s: %s is a float" % (path, dict(w).get("frame"), k))
+
+
+def with_fixtures(fn):
+    d = tempfile.mkdtemp(prefix="droce-dump-test-")
+    try:
+        return fn(fx.write_all(d), d)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+# --- json ------------------------------------------------------------------
+
+def check_json(exe):
+    def body(p, d):
+        compare_objects(p["good.pcap"], dump_json(exe, p["good.pcap"], 0), fx.expected_good())
+        compare_objects(p["bad-icrc.pcap"], dump_json(exe, p["bad-icrc.pcap"], 1),
+                        [o for _, o in fx.bad_icrc_frames()])
+        compare_objects(p["malformed-all.pcap"], dump_json(exe, p["malformed-all.pcap"], 1),
+                        [o for _, o in fx.malformed_frames()])
+        # every line is one compact object
+        rc, out, _ = run(exe, "--json", p["good.pcap"])
+        for line in out.splitlines():
+            if not (line.startswith('{"frame":') and line.endswith("}")) or ": " in line:
+                fail("not a compact one-line object: " + line)
+    with_fixtures(body)
+
+
+# --- exit ------------------------------------------------------------------
+
+def check_exit(exe):
+    def expect(args, want, stderr_has=None, stdout_has=None):
+        rc, out, err = run(exe, *args)
+        if rc != want:
+            fail("droce-dump %s: exit %d, want %d (stderr: %s)" % (" ".join(args), rc, want,
+                                                                 err.strip()))
+        if stderr_has and stderr_has not in err:
+            fail("droce-dump %s: stderr lacks %r: %r" % (" ".join(args), stderr_has, err))
+        if want == 2 and not err.strip():
+            fail("droce-dump %s: exit 2 without a message" % " ".join(args))
+        if stdout_has and stdout_has not in out:
+            fail("droce-dump %s: stdout lacks %r" % (" ".join(args), stdout_has))
+        return out
+
+    def body(p, d):
+        for name in ("good.pcap", "good.pcapng", "good-sll.pcap", "good-sll2.pcap", "roce-raw.pcap"):
+            expect([p[name]], 0)
+            expect(["--json", p[name]], 0)
+        expect([p["bad-icrc.pcap"]], 1, stdout_has="[ICRC bad]")
+        expect(["--json", p["bad-icrc.pcap"]], 1, stdout_has='"error":"BAD_ICRC"')
+        expect([p["malformed.pcap"]], 1, stdout_has="[malformed PAD_TOO_LONG")
+        expect(["--json", p["malformed.pcap"]], 1, stdout_has='"error":"PAD_TOO_LONG"')
+        expect([p["good.pcap"], p["malformed.pcap"]], 1)
+        missing = os.path.join(d, "no-such-file.pcap")
+        expect([missing], 2, stderr_has="no-such-file.pcap")
+        expect(["--json", missing], 2, stderr_has="no-such-file.pcap")
+        # an I/O error outranks a bad frame, and the other files are still read
+        expect([p["malformed.pcap"], missing, p["good.pcap"]], 2,
+               stdout_has="RC_ATOMIC_ACKNOWLEDGE")
+        expect(["--bogus", p["good.pcap"]], 2, stderr_has="--bogus")
+        expect(["-x", p["good.pcap"]], 2, stderr_has="-x")
+        expect([], 2, stderr_has="usage")
+        expect(["--json"], 2, stderr_has="usage")
+        expect(["--help"], 0, stdout_has="usage: droce-dump")
+        # not a capture file
+        junk = os.path.join(d, "junk.pcap")
+        with open(junk, "w") as f:
+            f.write("this is not a capture\n" * 4)
+        expect([junk], 2, stderr_has="junk.pcap")
+        # a capture cut in the middle of a record: the frames before it are
+        # printed, then a read error
+        cut = os.path.join(d, "cut.pcap")
+        with open(p["good.pcap"], "rb") as f:
+            data = f.read()
+        with open(cut, "wb") as f:
+            f.write(data[:len(data) - 20])
+        expect(["--json", cut], 2, stderr_has="cut.pcap", stdout_has='"frame":26')
+        # a link type droce-dump does not decode (105: IEEE 802.11)
+        wifi = os.path.join(d, "wifi.pcap")
+        fx.write_pcap(wifi, [bytes(40)], linktype=105)
+        expect([wifi], 2, stderr_has="link type")
+        # several files, human format: a header line per file
+        out = expect([p["good.pcap"], p["good-sll.pcap"]], 0)
+        if out.count("== ") != 2:
+            fail("two files: want two '== FILE' header lines, got:\n" + out[:300])
+    with_fixtures(body)
+
+
+# --- linktypes -------------------------------------------------------------
+
+def check_linktypes(exe):
+    def body(p, d):
+        ref = dump_json(exe, p["good.pcap"], 0)
+        if not ref:
+            fail("good.pcap decoded to nothing")
+        for name in ("good.pcapng", "good-sll.pcap", "good-sll2.pcap", "good-sll2.pcapng"):
+            got = dump_json(exe, p[name], 0)
+            if got != ref:
+                for g, r in zip(got, ref):
+                    if g != r:
+                        fail("%s: frame %s differs from the Ethernet capture:\n   got  %s\n"
+                             "   want %s" % (name, dict(r)["frame"], g, r))
+                        break
+                else:
+                    fail("%s: %d frames, Ethernet capture has %d" % (name, len(got), len(ref)))
+        # raw IP: the RoCE frames only, renumbered
+        want = [[(k, (n if k == "frame" else v)) for k, v in o]
+                for n, o in enumerate([o for o in ref if dict(o)["roce"]], 1)]
+        got = dump_json(exe, p["roce-raw.pcap"], 0)
+        if got != want:
+            fail("roce-raw.pcap decodes differently from the Ethernet capture")
+        # the human format has the same timestamps for pcap and pcapng
+        a = run(exe, p["good.pcap"])[1]
+        b = run(exe, p["good.pcapng"])[1]
+        if a != b:
+            fail("pcap and pcapng summaries differ:\n%s\n---\n%s" % (a[:400], b[:400]))
+    with_fixtures(body)
+
+
+# --- golden ----------------------------------------------------------------
+
+def check_golden(exe, golden):
+    def body(p, d):
+        with open(golden) as f:
+            want = [l.rstrip("\n") for l in f if not l.startswith("#")]
+        got = []
+        for name in ("good.pcap", "bad-icrc.pcap", "malformed-all.pcap"):
+            got.append("== " + name)
+            got += run(exe, p[name])[1].splitlines()
+        if got != want:
+            for i, (g, w) in enumerate(zip(got, want)):
+                if g != w:
+                    fail("golden line %d:\n   got  %r\n   want %r" % (i + 1, g, w))
+            if len(got) != len(want):
+                fail("golden: %d lines, want %d" % (len(got), len(want)))
+    with_fixtures(body)
+
+
+# --- tshark ----------------------------------------------------------------
+
+# tshark 4.0 field -> (droce-dump JSON path, how to read tshark's text)
+TSHARK_FIELDS = [
+    ("infiniband.bth.opcode", ("opcode",), int),
+    ("infiniband.bth.destqp", ("dqpn",), int),
+    ("infiniband.bth.psn", ("psn",), int),
+    ("infiniband.bth.padcnt", ("pad",), int),
+    ("infiniband.bth.p_key", ("pkey",), int),
+    ("infiniband.bth.se", ("se",), bool),
+    ("infiniband.bth.m", ("migreq",), bool),
+    ("infiniband.bth.a", ("ack_req",), bool),
+    ("infiniband.reth.va", ("reth", "va"), int),
+    ("infiniband.reth.r_key", ("reth", "rkey"), int),
+    ("infiniband.reth.dmalen", ("reth", "dma_len"), int),
+    ("infiniband.aeth.syndrome", ("aeth", "syndrome"), int),
+    ("infiniband.aeth.msn", ("aeth", "msn"), int),
+    ("infiniband.deth.q_key", ("deth", "qkey"), int),
+    ("infiniband.deth.srcqp", ("deth", "sqpn"), int),
+    ("infiniband.atomiceth.swapdt", ("atomic", "swap_add"), int),
+    ("infiniband.atomiceth.cmpdt", ("atomic", "compare"), int),
+    ("infiniband.atomicacketh.origremdt", ("atomic_ack",), int),
+    ("infiniband.immdt", ("imm",), "hex"),
+    ("infiniband.ieth", ("ieth",), "hex"),
+]
+
+
+def tshark_rows(path):
+    cmd = ["tshark", "-r", path, "-d", "udp.port==4791,infiniband", "--disable-protocol", "tftp",
+           "-T", "fields", "-E", "separator=\t", "-E", "occurrence=f", "-e", "frame.number"]
+    for f, _, _ in TSHARK_FIELDS:
+        cmd += ["-e", f]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    if p.returncode != 0:
+        fail("%s: tshark exit %d: %s" % (path, p.returncode, p.stderr.decode().strip()))
+        return []
+    return [line.split("\t") for line in p.stdout.decode().splitlines()]
+
+
+def tshark_value(text, kind):
+    if kind is int:
+        return int(text, 0)
+    if kind is bool:
+        return text in ("1", "True", "true")
+    return int(text.replace(":", ""), 16)  # FT_BYTES
+
+
+def compare_tshark(exe, path, want_rc=0):
+    ours = [dict(o) for o in dump_json(exe, path, want_rc)]
+    rows = tshark_rows(path)
+    if len(ours) != len(rows):
+        fail("%s: droce-dump has %d frames, tshark %d" % (path, len(ours), len(rows)))
+        return 0
+    checked = 0
+    for o, row in zip(ours, rows):
+        n = o["frame"]
+        if int(row[0]) != n:
+            fail("%s: frame numbers out of step: %s vs %s" % (path, n, row[0]))
+            continue
+        tshark_roce = row[1] != ""
+        if tshark_roce != o["roce"]:
+            fail("%s frame %d: RoCE for droce-dump %s, for tshark %s" % (path, n, o["roce"],
+                                                                        tshark_roce))
+            continue
+        if not o["roce"]:
+            continue
+        if o.get("icrc") != "ok" or "error" in o:
+            fail("%s frame %d: icrc %s error %s" % (path, n, o.get("icrc"), o.get("error")))
+        for (field, jpath, kind), text in zip(TSHARK_FIELDS, row[1:]):
+            # tshark 4.0 shows the AtomicETH address and key under reth.*
+            if "atomic" in o and jpath[0] == "reth" and jpath[1] in ("va", "rkey"):
+                jpath = ("atomic", jpath[1])
+            v = o
+            for k in jpath:
+                v = dict(v).get(k) if isinstance(v, (dict, list)) else None
+            if text == "":
+                if v is not None and kind is not bool:
+                    fail("%s frame %d: %s: droce-dump %r, tshark has none" % (path, n, field, v))
+                continue
+            t = tshark_value(text, kind)
+            if v != t:
+                fail("%s frame %d: %s: droce-dump %r, tshark %r" % (path, n, field, v, t))
+            checked += 1
+    return checked
+
+
+def check_tshark_fixtures(exe):
+    if not shutil.which("tshark"):
+        print("SKIP: tshark is not installed")
+        return SKIP
+
+    def body(p, d):
+        total = 0
+        for name in ("good.pcap", "good.pcapng", "good-sll.pcap", "good-sll2.pcap"):
+            total += compare_tshark(exe, p[name])
+        print("checked %d field values against tshark" % total)
+        if total < 200:
+            fail("only %d field values compared" % total)
+    with_fixtures(body)
+
+
+def check_tshark_corpus(exe, corpus):
+    if not os.path.isdir(corpus):
+        print("SKIP: %s is absent (the interop corpus lives outside the project)" % corpus)
+        return SKIP
+    if not shutil.which("tshark"):
+        print("SKIP: tshark is not installed")
+        return SKIP
+    files = sorted(glob.glob(os.path.join(corpus, "*.pcap")) +
+                   glob.glob(os.path.join(corpus, "*.pcapng")))
+    if not files:
+        fail("no captures in " + corpus)
+    total = 0
+    for path in files:
+        n = compare_tshark(exe, path, 0)
+        print("%s: %d field values agree" % (os.path.basename(path), n))
+        total += n
+    if files and total == 0:
+        fail("nothing compared")
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit("usage: test_droce_dump.py CHECK EXE [ARG]")
+    check, exe = sys.argv[1], sys.argv[2]
+    arg = sys.argv[3] if len(sys.argv) > 3 else None
+    checks = {
+        "json": lambda: check_json(exe),
+        "exit": lambda: check_exit(exe),
+        "linktypes": lambda: check_linktypes(exe),
+        "golden": lambda: check_golden(exe, arg),
+        "tshark-fixtures": lambda: check_tshark_fixtures(exe),
+        "tshark-corpus": lambda: check_tshark_corpus(exe, arg),
+    }
+    if check not in checks:
+        sys.exit("unknown check " + check)
+    rc = checks[check]()
+    if failures:
+        print("%d failure(s)" % len(failures))
+        return 1
+    if rc == SKIP:
+        return SKIP
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
