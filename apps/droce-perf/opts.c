@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "opts.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const test_names[] = {
+	[PERF_WRITE_BW] = "write_bw",   [PERF_READ_BW] = "read_bw",
+	[PERF_SEND_BW] = "send_bw",     [PERF_WRITE_LAT] = "write_lat",
+	[PERF_READ_LAT] = "read_lat",   [PERF_SEND_LAT] = "send_lat",
+	[PERF_ATOMIC_LAT] = "atomic_lat",
+};
+
+const char *perf_test_name(enum perf_test t)
+{
+	return (unsigned)t < sizeof(test_names) / sizeof(test_names[0]) ? test_names[t] : "?";
+}
+
+void perf_usage(const char *prog)
+{
+	printf("usage: %s [EAL args --] TEST [options] [SERVER]\n"
+	       "  TEST: write_bw read_bw send_bw write_lat read_lat send_lat atomic_lat\n"
+	       "  without SERVER: serve one run and exit\n"
+	       "  -s, --size BYTES        message size (default 65536 bw, 2 lat)\n"
+	       "  -a, --all               sizes 2 B .. 8 MB, powers of two\n"
+	       "  -n, --iters N           iterations per size (default 5000 bw, 1000 lat)\n"
+	       "  -D, --duration SEC      run for SEC seconds instead of -n\n"
+	       "  -q, --qps N             queue pairs (default 1, at most %u)\n"
+	       "  -t, --tx-depth N        outstanding work requests per QP (default 128)\n"
+	       "  -m, --mtu BYTES         path MTU 256..4096 (default 4096)\n"
+	       "  -p, --port PORT         side-channel TCP port (default 18516)\n"
+	       "      --report_gbits      bandwidth in Gb/s (default MB/s)\n"
+	       "      --json FILE         write results as JSON\n"
+	       "      --check             fill buffers with a per-iteration pattern and verify every byte\n"
+	       "      --impair SPEC       receive-side impairment: drop=P,reorder=P,dup=P,corrupt=P,seed=N\n"
+	       "      --ip ADDR           droce's own IPv4/IPv6 address on the port\n"
+	       "      --memif server|client[,socket=PATH]   set up a memif port\n"
+	       "      --iface IFNAME      set up an af_packet port on IFNAME\n"
+	       "      --capture FILE      write every frame sent and received to a pcap\n"
+	       "      --timeout SEC       give up when nothing progresses for SEC (default 10)\n"
+	       "  EAL -l N pins the poll thread to CPU N.\n",
+	       prog, PERF_MAX_QPS);
+}
+
+static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	/* Accept a K/M/G suffix (binary), as sizes are usually given that way. */
+	if (end != s && *end && !end[1]) {
+		if (*end == 'K' || *end == 'k')
+			v <<= 10, end++;
+		else if (*end == 'M' || *end == 'm')
+			v <<= 20, end++;
+		else if (*end == 'G' || *end == 'g')
+			v <<= 30, end++;
+	}
+	if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_test(const char *s, enum perf_test *t)
+{
+	for (unsigned i = 0; i < sizeof(test_names) / sizeof(test_names[0]); i++)
+		if (!strcmp(s, test_names[i])) {
+			*t = (enum perf_test)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -EINVAL; } while (0)
+
+int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsigned errlen)
+{
+	enum { O_GBITS = 256, O_JSON, O_CHECK, O_IMPAIR, O_IP, O_MEMIF, O_IFACE, O_CAPTURE, O_TIMEOUT };
+	static const struct option longopts[] = {
+		{"size", required_argument, 0, 's'},    {"all", no_argument, 0, 'a'},
+		{"iters", required_argument, 0, 'n'},   {"duration", required_argument, 0, 'D'},
+		{"qps", required_argument, 0, 'q'},     {"tx-depth", required_argument, 0, 't'},
+		{"mtu", required_argument, 0, 'm'},     {"port", required_argument, 0, 'p'},
+		{"help", no_argument, 0, 'h'},
+		{"report_gbits", no_argument, 0, O_GBITS}, {"json", required_argument, 0, O_JSON},
+		{"check", no_argument, 0, O_CHECK},     {"impair", required_argument, 0, O_IMPAIR},
+		{"ip", required_argument, 0, O_IP},     {"memif", required_argument, 0, O_MEMIF},
+		{"iface", required_argument, 0, O_IFACE}, {"capture", required_argument, 0, O_CAPTURE},
+		{"timeout", required_argument, 0, O_TIMEOUT},
+		{0, 0, 0, 0},
+	};
+	bool size_set = false, iters_set = false;
+	uint64_t v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->qps = 1;
+	o->tx_depth = 128;
+	o->mtu = 4096;
+	o->port = 18516;
+	o->timeout = 10.0;
+	if (argc < 2)
+		FAIL("missing TEST (try --help)");
+	optind = 0; /* glibc: 0 re-initialises getopt fully */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "s:an:D:q:t:m:p:h", longopts, NULL)) != -1) {
+		const char *a = optarg;
+		switch (c) {
+		case 's':
+			if (parse_u64(a, 1, PERF_MAX_SIZE, &v)) FAIL("bad --size '%s' (1..%u)", a, PERF_MAX_SIZE);
+			o->size = (uint32_t)v; size_set = true; break;
+		case 'a': o->all_sizes = true; break;
+		case 'n':
+			if (parse_u64(a, 1, UINT64_MAX >> 1, &v)) FAIL("bad --iters '%s'", a);
+			o->iters = v; iters_set = true; break;
+		case 'D': {
+			char *end;
+			o->duration = strtod(a, &end);
+			if (end == a || *end || !(o->duration > 0 && o->duration <= 3600))
+				FAIL("bad --duration '%s' (seconds, 0..3600]", a);
+			break;
+		}
+		case 'q':
+			if (parse_u64(a, 1, PERF_MAX_QPS, &v)) FAIL("bad --qps '%s' (1..%u)", a, PERF_MAX_QPS);
+			o->qps = (unsigned)v; break;
+		case 't':
+			if (parse_u64(a, 1, 8192, &v)) FAIL("bad --tx-depth '%s' (1..8192)", a);
+			o->tx_depth = (unsigned)v; break;
+		case 'm':
+			if (parse_u64(a, 256, 4096, &v) || (v & (v - 1)))
+				FAIL("bad --mtu '%s' (256, 512, 1024, 2048 or 4096)", a);
+			o->mtu = (unsigned)v; break;
+		case 'p':
+			if (parse_u64(a, 1, 65535, &v)) FAIL("bad --port '%s'", a);
+			o->port = (uint16_t)v; break;
+		case 'h': return 1;
+		case O_GBITS: o->report_gbits = true; break;
+		case O_JSON: o->json = a; break;
+		case O_CHECK: o->check = true; break;
+		case O_IMPAIR: o->impair = a; break;
+		case O_IP: o->ip = a; break;
+		case O_MEMIF:
+			if (strncmp(a, "server", 6) && strncmp(a, "client", 6))
+				FAIL("bad --memif '%s' (server|client[,socket=PATH])", a);
+			o->memif = a; break;
+		case O_IFACE: o->iface = a; break;
+		case O_CAPTURE: o->capture = a; break;
+		case O_TIMEOUT: {
+			char *end;
+			o->timeout = strtod(a, &end);
+			if (end == a || *end || !(o->timeout > 0))
+				FAIL("bad --timeout '%s'", a);
+			break;
+		}
+		default:
+			FAIL("unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	/* GNU getopt permutes: options may stand before or after TEST and SERVER. */
+	if (optind >= argc)
+		FAIL("missing TEST (try --help)");
+	if (parse_test(argv[optind], &o->test))
+		FAIL("unknown TEST '%s'", argv[optind]);
+	if (optind + 1 < argc)
+		o->server = argv[optind + 1];
+	if (optind + 2 < argc)
+		FAIL("unexpected argument '%s'", argv[optind + 2]);
+	if (!size_set)
+		o->size = perf_is_bw(o->test) ? 65536 : 2;
+	if (o->test == PERF_ATOMIC_LAT)
+		o->size = 8;
+	if (!iters_set)
+		o->iters = perf_is_bw(o->test) ? 5000 : 1000;
+	if (o->memif && o->iface)
+		FAIL("--memif and --iface are exclusive");
+	return 0;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * --check: buffers filled with a pattern keyed by the iteration, so a byte
+ * that lands in the wrong message, at the wrong offset or not at all shows.
+ */
+#ifndef DROCE_PERF_PATTERN_H
+#define DROCE_PERF_PATTERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** Byte @p off of message @p iter. */
+static inline uint8_t pattern_byte(uint64_t iter, size_t off)
+{
+	uint64_t x = (iter + 1) * 0x9E3779B97F4A7C15ull + (uint64_t)(off >> 3) * 0xBF58476D1CE4E5B9ull;
+	x ^= x >> 29;
+	return (uint8_t)(x >> ((off & 7) * 8));
+}
+
+void pattern_fill(uint8_t *buf, size_t len, uint64_t iter);
+
+/** @return -1 when every byte matches, else the offset of the first mismatch. */
+long pattern_check(const uint8_t *buf, size_t len, uint64_t iter);
+
+#endif

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* perftest takes the sample at index n * p; clamp to the last. */
+static uint64_t percentile(const uint64_t *s, uint64_t n, double p)
+{
+	uint64_t i = (uint64_t)((double)n * p);
+	return s[i < n ? i : n - 1];
+}
+
+int lat_compute(uint64_t *s, uint64_t n, double scale, struct lat_result *out)
+{
+	if (n == 0)
+		return -EINVAL;
+	qsort(s, n, sizeof(*s), cmp_u64);
+	double sum = 0, sq = 0;
+	for (uint64_t i = 0; i < n; i++)
+		sum += (double)s[i];
+	double avg = sum / (double)n;
+	for (uint64_t i = 0; i < n; i++) {
+		double d = (double)s[i] - avg;
+		sq += d * d;
+	}
+	double k = scale / 1000.0; /* ns -> us, times RTT scale */
+	out->iterations = n;
+	out->t_min_us = (double)s[0] * k;
+	out->t_max_us = (double)s[n - 1] * k;
+	out->t_typical_us = (double)s[n / 2] * k;
+	out->t_avg_us = avg * k;
+	out->t_stdev_us = sqrt(sq / (double)n) * k;
+	out->t_p99_us = (double)percentile(s, n, 0.99) * k;
+	out->t_p999_us = (double)percentile(s, n, 0.999) * k;
+	return 0;
+}
+
+void report_rule(FILE *f)
+{
+	fputs("---------------------------------------------------------------------------------------\n", f);
+}
+
+void report_bw_header(FILE *f, bool gbits)
+{
+	const char *u = gbits ? "Gb/sec" : "MB/sec";
+	fprintf(f, " #bytes     #iterations    BW peak[%s]    BW average[%s]   MsgRate[Mpps]\n", u, u);
+}
+
+void report_bw_row(FILE *f, const struct bw_result *r, bool gbits)
+{
+	/* MB/sec as perftest: 2^20 bytes per second. */
+	double k = gbits ? 1.0 : 1e9 / 8.0 / 1048576.0;
+	fprintf(f, " %-10u %-10llu       %-14.2f     %-14.2f       %.6f\n", r->bytes,
+		(unsigned long long)r->iterations, r->bw_peak_gbps * k, r->bw_avg_gbps * k,
+		r->msg_rate_mpps);
+}
+
+void report_lat_header(FILE *f)
+{
+	fputs(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]"
+	      "    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n", f);
+}
+
+void report_lat_row(FILE *f, const struct lat_result *r)
+{
+	fprintf(f, " %-7u %-10llu     %-7.2f        %-7.2f      %-7.2f            %-7.2f"
+		"        %-7.2f         %-7.2f                %-7.2f\n",
+		r->bytes, (unsigned long long)r->iterations, r->t_min_us, r->t_max_us,
+		r->t_typical_us, r->t_avg_us, r->t_stdev_us, r->t_p99_us, r->t_p999_us);
+}
+
+int report_json(const char *path, enum perf_test test, const struct bw_result *bw,
+		const struct lat_result *lat, unsigned n, const char *check,
+		const struct perf_counters *c)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "{\"test\": \"%s\", \"results\": [", perf_test_name(test));
+	for (unsigned i = 0; i < n; i++) {
+		if (bw)
+			fprintf(f, "%s{\"bytes\": %u, \"iterations\": %llu, \"bw_peak_gbps\": %.6f, "
+				"\"bw_avg_gbps\": %.6f, \"msg_rate_mpps\": %.6f}", i ? ", " : "",
+				bw[i].bytes, (unsigned long long)bw[i].iterations, bw[i].bw_peak_gbps,
+				bw[i].bw_avg_gbps, bw[i].msg_rate_mpps);
+		else
+			fprintf(f, "%s{\"bytes\": %u, \"iterations\": %llu, \"t_min_us\": %.3f, "
+				"\"t_max_us\": %.3f, \"t_typical_us\": %.3f, \"t_avg_us\": %.3f, "
+				"\"t_stdev_us\": %.3f, \"t_p99_us\": %.3f, \"t_p999_us\": %.3f}",
+				i ? ", " : "", lat[i].bytes, (unsigned long long)lat[i].iterations,
+				lat[i].t_min_us, lat[i].t_max_us, lat[i].t_typical_us, lat[i].t_avg_us,
+				lat[i].t_stdev_us, lat[i].t_p99_us, lat[i].t_p999_us);
+	}
+	fprintf(f, "], \"check\": \"%s\", \"counters\": {", check);
+	fprintf(f, "\"retransmits\": {\"timeout\": %llu, \"nak\": %llu, \"packets\": %llu}, ",
+		(unsigned long long)c->retrans_timeout, (unsigned long long)c->retrans_nak,
+		(unsigned long long)c->retrans_pkts);
+	fprintf(f, "\"naks\": {\"psn_seq_err\": %llu, \"invalid_req\": %llu, "
+		"\"remote_access\": %llu, \"remote_op\": %llu}, ",
+		(unsigned long long)c->nak_psn_seq, (unsigned long long)c->nak_invalid_req,
+		(unsigned long long)c->nak_remote_access, (unsigned long long)c->nak_remote_op);
+	fprintf(f, "\"rnr\": {\"sent\": %llu, \"received\": %llu}, ",
+		(unsigned long long)c->rnr_nak_sent, (unsigned long long)c->rnr_nak_rcvd);
+	fprintf(f, "\"duplicates\": %llu, \"out_of_sequence\": %llu, \"drops\": {",
+		(unsigned long long)c->dup_reqs, (unsigned long long)c->out_of_seq);
+	for (unsigned i = 0; i < c->n_drop; i++)
+		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", c->drop[i].reason,
+			(unsigned long long)c->drop[i].count);
+	fputs("}}}\n", f);
+	int bad = ferror(f);
+	if (fclose(f) || bad)
+		return -EIO;
+	return 0;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Results in perftest's columns (the ones users' scripts parse) and as JSON.
+ */
+#ifndef DROCE_PERF_REPORT_H
+#define DROCE_PERF_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "opts.h"
+
+struct bw_result {
+	uint32_t bytes;
+	uint64_t iterations;
+	double bw_peak_gbps;
+	double bw_avg_gbps;
+	double msg_rate_mpps;
+};
+
+struct lat_result {
+	uint32_t bytes;
+	uint64_t iterations;
+	double t_min_us, t_max_us, t_typical_us, t_avg_us, t_stdev_us, t_p99_us, t_p999_us;
+};
+
+/**
+ * Latency statistics over @p n samples in nanoseconds (sorted in place),
+ * each multiplied by @p scale (0.5 for RTT/2, as perftest reports write_lat
+ * and send_lat). t_typical is the median, as perftest's.
+ * @return 0, or -EINVAL when n == 0.
+ */
+int lat_compute(uint64_t *samples_ns, uint64_t n, double scale, struct lat_result *out);
+
+void report_bw_header(FILE *f, bool gbits);
+void report_bw_row(FILE *f, const struct bw_result *r, bool gbits);
+void report_lat_header(FILE *f);
+void report_lat_row(FILE *f, const struct lat_result *r);
+void report_rule(FILE *f);
+
+/** Counters reported beside the results. */
+struct perf_counters {
+	uint64_t retrans_timeout, retrans_nak, retrans_pkts;
+	uint64_t nak_psn_seq, nak_invalid_req, nak_remote_access, nak_remote_op;
+	uint64_t rnr_nak_sent, rnr_nak_rcvd;
+	uint64_t dup_reqs, out_of_seq;
+	unsigned n_drop;
+	struct { const char *reason; uint64_t count; } drop[64];
+};
+
+/**
+ * Write the JSON file: {"test", "results": [...], "check", "counters"}.
+ * @return 0 or a negative errno from opening/writing the file.
+ */
+int report_json(const char *path, enum perf_test test, const struct bw_result *bw,
+		const struct lat_result *lat, unsigned n, const char *check,
+		const struct perf_counters *c);
+
+#endif

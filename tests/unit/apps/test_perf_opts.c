@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* droce-perf's command line, statistics, report and check pattern. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "opts.h"
+#include "pattern.h"
+#include "report.h"
+
+static int parse(struct perf_opts *o, char *err, const char *const *args)
+{
+	char *argv[32];
+	int argc = 0;
+	argv[argc++] = (char *)"droce-perf";
+	while (*args)
+		argv[argc++] = (char *)*args++;
+	argv[argc] = NULL;
+	return perf_opts_parse(argc, argv, o, err, 128);
+}
+
+static void test_server_defaults(void **state)
+{
+	struct perf_opts o;
+	char err[128];
+	const char *a[] = {"write_bw", NULL};
+	assert_int_equal(parse(&o, err, a), 0);
+	assert_int_equal(o.test, PERF_WRITE_BW);
+	assert_null(o.server);
+	assert_int_equal(o.size, 65536);
+	assert_int_equal(o.iters, 5000);
+	assert_int_equal(o.qps, 1);
+	assert_int_equal(o.mtu, 4096);
+	assert_false(o.check);
+}
+
+static void test_client_options_anywhere(void **state)
+{
+	struct perf_opts o;
+	char err[128];
+	const char *a[] = {"-s", "4K", "send_lat", "--check", "10.0.0.1", "-q", "4",
+			   "--report_gbits", "--json", "/tmp/x.json", "-m", "1024", NULL};
+	assert_int_equal(parse(&o, err, a), 0);
+	assert_int_equal(o.test, PERF_SEND_LAT);
+	assert_string_equal(o.server, "10.0.0.1");
+	assert_int_equal(o.size, 4096);
+	assert_int_equal(o.iters, 1000);
+	assert_int_equal(o.qps, 4);
+	assert_int_equal(o.mtu, 1024);
+	assert_true(o.check);
+	assert_true(o.report_gbits);
+	assert_string_equal(o.json, "/tmp/x.json");
+}
+
+static void test_bad_command_lines(void **state)
+{
+	struct perf_opts o;
+	char err[128];
+	const char *bad[][6] = {
+		{NULL},
+		{"nonsense_bw", NULL},
+		{"write_bw", "-s", "0", NULL},
+		{"write_bw", "-s", "9M", NULL},
+		{"write_bw", "-m", "1000", NULL},
+		{"write_bw", "-q", "0", NULL},
+		{"write_bw", "--memif", "peer", NULL},
+		{"write_bw", "a", "b", NULL},
+		{"write_bw", "--bogus", NULL},
+		{"write_bw", "-D", "-1", NULL},
+	};
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = 0;
+		assert_int_equal(parse(&o, err, bad[i]), -22);
+		assert_true(strlen(err) > 0);
+	}
+}
+
+static void test_atomic_size_is_8(void **state)
+{
+	struct perf_opts o;
+	char err[128];
+	const char *a[] = {"atomic_lat", "-s", "64", NULL};
+	assert_int_equal(parse(&o, err, a), 0);
+	assert_int_equal(o.size, 8);
+}
+
+static void test_lat_stats(void **state)
+{
+	uint64_t s[1000];
+	struct lat_result r;
+	/* 1..1000 us in reverse order: min 1, max 1000, median 501, p99 991. */
+	for (unsigned i = 0; i < 1000; i++)
+		s[i] = (uint64_t)(1000 - i) * 1000;
+	assert_int_equal(lat_compute(s, 1000, 1.0, &r), 0);
+	assert_true(r.t_min_us == 1.0);
+	assert_true(r.t_max_us == 1000.0);
+	assert_true(r.t_typical_us == 501.0);
+	assert_true(r.t_p99_us == 991.0);
+	assert_true(r.t_p999_us == 1000.0);
+	assert_true(r.t_avg_us > 500.49 && r.t_avg_us < 500.51);
+	assert_true(r.t_stdev_us > 288.6 && r.t_stdev_us < 288.7);
+	/* RTT/2 halves everything. */
+	for (unsigned i = 0; i < 1000; i++)
+		s[i] = 2000;
+	assert_int_equal(lat_compute(s, 1000, 0.5, &r), 0);
+	assert_true(r.t_typical_us == 1.0 && r.t_stdev_us == 0.0);
+	assert_int_equal(lat_compute(s, 0, 1.0, &r), -22);
+}
+
+static void test_pattern(void **state)
+{
+	uint8_t a[257], b[257];
+	pattern_fill(a, sizeof(a), 7);
+	pattern_fill(b, sizeof(b), 8);
+	assert_int_equal(pattern_check(a, sizeof(a), 7), -1);
+	assert_int_not_equal(pattern_check(a, sizeof(a), 8), -1);
+	assert_memory_not_equal(a, b, sizeof(a));
+	a[200] ^= 1;
+	assert_int_equal(pattern_check(a, sizeof(a), 7), 200);
+}
+
+static void test_json(void **state)
+{
+	struct bw_result bw = {65536, 5000, 30.5, 29.25, 0.055};
+	struct perf_counters c = {0};
+	char path[] = "/tmp/droce-perf-json-XXXXXX";
+	char buf[2048];
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	c.retrans_pkts = 3;
+	c.n_drop = 1;
+	c.drop[0].reason = "BAD_ICRC";
+	c.drop[0].count = 2;
+	assert_int_equal(report_json(path, PERF_WRITE_BW, &bw, NULL, 1, "ok", &c), 0);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	unlink(path);
+	assert_non_null(strstr(buf, "\"test\": \"write_bw\""));
+	assert_non_null(strstr(buf, "\"bytes\": 65536"));
+	assert_non_null(strstr(buf, "\"bw_avg_gbps\": 29.250000"));
+	assert_non_null(strstr(buf, "\"check\": \"ok\""));
+	assert_non_null(strstr(buf, "\"BAD_ICRC\": 2"));
+	assert_int_equal(report_json("/nonexistent/dir/x.json", PERF_WRITE_BW, &bw, NULL, 1, "ok", &c), -2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_server_defaults),
+		cmocka_unit_test(test_client_options_anywhere),
+		cmocka_unit_test(test_bad_command_lines),
+		cmocka_unit_test(test_atomic_size_is_8),
+		cmocka_unit_test(test_lat_stats),
+		cmocka_unit_test(test_pattern),
+		cmocka_unit_test(test_json),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
