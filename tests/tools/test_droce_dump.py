@@ -8,6 +8,8 @@
   exit EXE              exit status 0 / 1 / 2 and the messages on stderr
   linktypes EXE         SLL, SLL2, pcapng and raw IP captures of the same
                         frames decode exactly like the Ethernet pcap
+  robust EXE            every truncation and random corruptions of the
+                        fixture frames: one line each, exit 0/1, no crash
   golden EXE GOLDEN     the human summary of the fixtures equals GOLDEN
   tshark-fixtures EXE   field by field against tshark on the fixtures
   tshark-corpus EXE DIR field by field against tshark on DIR/*.pcap
@@ -191,6 +193,45 @@ def check_linktypes(exe):
     with_fixtures(body)
 
 
+# --- robust ----------------------------------------------------------------
+
+def check_robust(exe):
+    """Every truncation of every fixture frame and seeded random byte flips,
+    in Ethernet, SLL and SLL2 captures: droce-dump must print one JSON line
+    per frame, exit 0 or 1, and (in the sanitizer build) read nothing out
+    of bounds."""
+    import random
+    rnd = random.Random(4791)
+    good = [fr for _, fr in fx.good_frames()]
+    frames = []
+    for fr in good:
+        frames += [fr[:n] for n in range(0, len(fr) + 1, 3)]
+        for _ in range(20):
+            b = bytearray(fr)
+            for _ in range(rnd.randint(1, 4)):
+                b[rnd.randrange(len(b))] = rnd.randrange(256)
+            frames.append(bytes(b))
+
+    def body(p, d):
+        for name, conv, lt in (("eth", lambda x: x, fx.LINKTYPE_ETHERNET),
+                               ("sll", fx.to_sll, fx.LINKTYPE_SLL),
+                               ("sll2", fx.to_sll2, fx.LINKTYPE_SLL2)):
+            path = os.path.join(d, "robust-%s.pcap" % name)
+            conv_frames = [conv(x) if len(x) >= 14 else x for x in frames]
+            fx.write_pcap(path, conv_frames, lt)
+            for args in (["--json", path], [path]):
+                rc, out, err = run(exe, *args)
+                if rc not in (0, 1):
+                    fail("%s: exit %d: %s" % (" ".join(args), rc, err[-500:]))
+                if len(out.splitlines()) != len(frames):
+                    fail("%s: %d lines for %d frames" % (" ".join(args),
+                                                         len(out.splitlines()), len(frames)))
+            for line in run(exe, "--json", path)[1].splitlines():
+                json.loads(line)
+        print("%d frames x 3 link types" % len(frames))
+    with_fixtures(body)
+
+
 # --- golden ----------------------------------------------------------------
 
 def check_golden(exe, golden):
@@ -341,6 +382,7 @@ def main():
         "exit": lambda: check_exit(exe),
         "linktypes": lambda: check_linktypes(exe),
         "golden": lambda: check_golden(exe, arg),
+        "robust": lambda: check_robust(exe),
         "tshark-fixtures": lambda: check_tshark_fixtures(exe),
         "tshark-corpus": lambda: check_tshark_corpus(exe, arg),
     }
