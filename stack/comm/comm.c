@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Comm-core rings: each channel is two SPSC rings, commands (application ->
+ * comm core: a copied send or receive WR) and completions (comm core ->
+ * application). The comm core is the only thread that touches the context.
+ */
+#include <droce/comm.h>
+#include <droce/ctx.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/spsc.h"
+
+#define COMM_MAX_CHAN 64
+#define COMM_MAX_CQ 256
+#define COMM_BATCH 32
+
+enum cmd_kind { CMD_SEND, CMD_RECV };
+
+/* One ring slot: a WR and its SGEs copied by value. */
+struct cmd {
+	enum cmd_kind kind;
+	struct droce_qp *qp;
+	union {
+		struct droce_send_wr send;
+		struct droce_recv_wr recv;
+	} wr;
+	struct droce_sge sge[DROCE_CHAN_MAX_SGE];
+};
+
+struct droce_chan {
+	struct droce_spsc cmd;
+	struct droce_spsc wc;
+	void *mem;
+};
+
+struct droce_comm {
+	struct droce_ctx *ctx;
+	unsigned n_chan;
+	unsigned n_cq;
+	struct droce_chan chan[COMM_MAX_CHAN];
+	struct { struct droce_cq *cq; struct droce_chan *chan; } cq[COMM_MAX_CQ];
+};
+
+struct droce_comm *droce_comm_create(struct droce_ctx *ctx, unsigned n_chan, unsigned depth)
+{
+	if (depth == 0)
+		depth = 1024;
+	if (!ctx || n_chan == 0 || n_chan > COMM_MAX_CHAN || depth < 2 || (depth & (depth - 1))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct droce_comm *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->ctx = ctx;
+	for (unsigned i = 0; i < n_chan; i++) {
+		struct droce_chan *ch = &c->chan[i];
+		size_t cmd_bytes = (size_t)depth * sizeof(struct cmd);
+		ch->mem = aligned_alloc(64, cmd_bytes + (size_t)depth * sizeof(struct droce_wc));
+		if (!ch->mem) {
+			c->n_chan = i;
+			droce_comm_destroy(c);
+			errno = ENOMEM;
+			return NULL;
+		}
+		droce_spsc_init(&ch->cmd, ch->mem, depth, sizeof(struct cmd));
+		droce_spsc_init(&ch->wc, (uint8_t *)ch->mem + cmd_bytes, depth, sizeof(struct droce_wc));
+	}
+	c->n_chan = n_chan;
+	return c;
+}
+
+void droce_comm_destroy(struct droce_comm *c)
+{
+	if (!c)
+		return;
+	for (unsigned i = 0; i < c->n_chan; i++)
+		free(c->chan[i].mem);
+	free(c);
+}
+
+struct droce_chan *droce_comm_chan(struct droce_comm *c, unsigned i)
+{
+	return c && i < c->n_chan ? &c->chan[i] : NULL;
+}
+
+int droce_comm_bind_cq(struct droce_comm *c, struct droce_cq *cq, struct droce_chan *chan)
+{
+	if (!c || !cq || !chan)
+		return -EINVAL;
+	for (unsigned i = 0; i < c->n_cq; i++)
+		if (c->cq[i].cq == cq)
+			return -EBUSY;
+	if (c->n_cq == COMM_MAX_CQ)
+		return -ENOSPC;
+	c->cq[c->n_cq].cq = cq;
+	c->cq[c->n_cq].chan = chan;
+	c->n_cq++;
+	return 0;
+}
+
+/* A WR the QP refused: the application learns it from its completion ring. */
+static void refuse(struct droce_chan *ch, const struct cmd *m, int err)
+{
+	struct droce_wc *wc;
+	while (!(wc = droce_spsc_reserve(&ch->wc)))
+		; /* unreachable in practice: see the bound in drain_cmds() */
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = m->kind == CMD_SEND ? m->wr.send.wr_id : m->wr.recv.wr_id;
+	wc->status = DROCE_WC_LOC_QP_OP_ERR;
+	wc->opcode = m->kind == CMD_SEND ? DROCE_WC_SEND : DROCE_WC_RECV;
+	wc->qp_num = droce_qp_num(m->qp);
+	wc->vendor_err = (uint32_t)-err;
+	droce_spsc_push(&ch->wc);
+}
+
+static unsigned drain_cmds(struct droce_chan *ch)
+{
+	unsigned n = 0;
+	struct cmd *m;
+
+	/* Only take a command while a completion slot is free, so a refusal
+	 * always has somewhere to go. */
+	while (n < COMM_BATCH && droce_spsc_reserve(&ch->wc) && (m = droce_spsc_peek(&ch->cmd))) {
+		int r;
+		if (m->kind == CMD_SEND) {
+			struct droce_send_wr *bad;
+			m->wr.send.sg_list = m->sge;
+			m->wr.send.next = NULL;
+			r = droce_post_send(m->qp, &m->wr.send, &bad);
+		} else {
+			struct droce_recv_wr *bad;
+			m->wr.recv.sg_list = m->sge;
+			m->wr.recv.next = NULL;
+			r = droce_post_recv(m->qp, &m->wr.recv, &bad);
+		}
+		if (r)
+			refuse(ch, m, r);
+		droce_spsc_pop(&ch->cmd);
+		n++;
+	}
+	return n;
+}
+
+static unsigned drain_cq(struct droce_cq *cq, struct droce_chan *ch)
+{
+	unsigned n = 0;
+	struct droce_wc *wc;
+
+	while ((wc = droce_spsc_reserve(&ch->wc))) {
+		int got = droce_poll_cq(cq, 1, wc);
+		if (got <= 0)
+			break;
+		droce_spsc_push(&ch->wc);
+		n++;
+	}
+	return n;
+}
+
+unsigned droce_comm_poll(struct droce_comm *c, uint64_t now)
+{
+	unsigned work = 0;
+	for (unsigned i = 0; i < c->n_chan; i++)
+		work += drain_cmds(&c->chan[i]);
+	work += droce_ctx_poll(c->ctx, now);
+	for (unsigned i = 0; i < c->n_cq; i++)
+		work += drain_cq(c->cq[i].cq, c->cq[i].chan);
+	return work;
+}
+
+static int post(struct droce_chan *ch, struct droce_qp *qp, enum cmd_kind kind,
+		const void *wr, const struct droce_sge *sg, int num_sge)
+{
+	if (!ch || !qp || !wr || num_sge < 0 || num_sge > DROCE_CHAN_MAX_SGE || (num_sge && !sg))
+		return -EINVAL;
+	struct cmd *m = droce_spsc_reserve(&ch->cmd);
+	if (!m)
+		return -EAGAIN;
+	m->kind = kind;
+	m->qp = qp;
+	if (kind == CMD_SEND)
+		m->wr.send = *(const struct droce_send_wr *)wr;
+	else
+		m->wr.recv = *(const struct droce_recv_wr *)wr;
+	if (num_sge)
+		memcpy(m->sge, sg, (size_t)num_sge * sizeof(*sg));
+	droce_spsc_push(&ch->cmd);
+	return 0;
+}
+
+int droce_chan_post_send(struct droce_chan *ch, struct droce_qp *qp, const struct droce_send_wr *wr)
+{
+	if (!wr)
+		return -EINVAL;
+	return post(ch, qp, CMD_SEND, wr, wr->sg_list, wr->num_sge);
+}
+
+int droce_chan_post_recv(struct droce_chan *ch, struct droce_qp *qp, const struct droce_recv_wr *wr)
+{
+	if (!wr)
+		return -EINVAL;
+	return post(ch, qp, CMD_RECV, wr, wr->sg_list, wr->num_sge);
+}
+
+int droce_chan_poll_cq(struct droce_chan *ch, int n, struct droce_wc *out)
+{
+	int got = 0;
+	struct droce_wc *wc;
+
+	if (!ch || n < 0 || (n && !out))
+		return -EINVAL;
+	while (got < n && (wc = droce_spsc_peek(&ch->wc))) {
+		out[got++] = *wc;
+		droce_spsc_pop(&ch->wc);
+	}
+	return got;
+}
