@@ -10,5 +10,6 @@
 #include <droce/link.h>
 #include <droce/ctx.h>
 #include <droce/verbs.h>
+#include <droce/comm.h>
 
 #endif
