@@ -39,6 +39,15 @@ static void usage(FILE *out)
 	      out);
 }
 
+/* libpcap's messages often name the file already; name it once. */
+static void report(const char *path, const char *err)
+{
+	if (strstr(err, path))
+		fprintf(stderr, "droce-dump: %s\n", err);
+	else
+		fprintf(stderr, "droce-dump: %s: %s\n", path, err);
+}
+
 /* Decode one file. @return the worst exit status it warrants. */
 static int dump_file(const char *path, bool json, bool header)
 {
@@ -50,7 +59,7 @@ static int dump_file(const char *path, bool json, bool header)
 	int rc;
 
 	if (droce_dump_capture_open(&cap, path) < 0) {
-		fprintf(stderr, "droce-dump: %s: %s\n", path, cap.err);
+		report(path, cap.err);
 		return EXIT_USAGE_IO;
 	}
 	if (header)
@@ -71,7 +80,7 @@ static int dump_file(const char *path, bool json, bool header)
 	}
 	if (rc < 0) {
 		fflush(stdout);
-		fprintf(stderr, "droce-dump: %s: %s\n", path, cap.err);
+		report(path, cap.err);
 		status = EXIT_USAGE_IO;
 	}
 	droce_dump_capture_close(&cap);
