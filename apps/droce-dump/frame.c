@@ -4,8 +4,28 @@
 #include <arpa/inet.h>
 #include <string.h>
 
+#include "wire/bytes.h"
 #include "wire/hdr.h"
 #include "wire/icrc.h"
+
+/*
+ * Workaround for stack/wire (reported to its owner): droce_parse() returns
+ * IP_FRAGMENT for every fragmented IPv4 UDP packet before it looks at the
+ * UDP port, so fragmented DNS, NFS or VXLAN traffic would count as malformed
+ * RoCE. Only a first fragment (offset 0) addressed to port 4791 is known to
+ * be RoCE; later fragments carry no UDP header and cannot be told apart.
+ * parse_ipv4() has checked the 20-byte header and IHL >= 20 already.
+ */
+static bool fragment_is_roce(const struct droce_pkt *p)
+{
+	const uint8_t *ip = p->frame + p->l3_off;
+	size_t avail = p->frame_len - p->l3_off;
+	size_t ihl = (ip[0] & 0x0Fu) * 4u;
+
+	if (droce_get_be16(ip + 6) & 0x1FFFu) /* fragment offset */
+		return false;
+	return avail >= ihl + 4 && droce_get_be16(ip + ihl + 2) == DROCE_UDP_PORT;
+}
 
 /*
  * Check the ICRC of a frame the parser rejected after it had located the IP
@@ -36,6 +56,9 @@ void droce_dump_decode(struct droce_dump_frame *f, const uint8_t *frame, size_t 
 {
 	struct droce_pkt *p = &f->pkt;
 	enum droce_parse_result r = droce_parse(frame, len, p, 0);
+
+	if (r == DROCE_PARSE_IP_FRAGMENT && !fragment_is_roce(p))
+		r = DROCE_PARSE_NOT_ROCE;
 
 	f->result = r;
 	f->roce = r != DROCE_PARSE_NOT_ROCE;

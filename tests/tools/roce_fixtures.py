@@ -242,10 +242,27 @@ def good_frames():
     dns = MAC_B + MAC_A + struct.pack("!H", ETH_IPV4) + bytes(dns_ip) + \
         struct.pack("!HHHH", 5353, 53, 12, 0) + b"abcd"
     out.insert(10, (None, dns + bytes(60 - len(dns))))
+    # a fragmented UDP datagram to port 53: first and second fragment
+    out += [(None, fr) for fr in udp_fragments(53)]
     for i, (f, _) in enumerate(out, 1):
         if f is not None:
             f["frame"] = i
     return out
+
+
+def udp_fragments(dport):
+    """The first two IPv4 fragments (MF set; offset 0, then 185 x 8 bytes) of
+    a UDP datagram to @dport; the second has no UDP header."""
+    def ip_hdr(frag, length):
+        ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, length, 7, frag, 64, 17, 0,
+                                   bytes([192, 0, 2, 1]), bytes([192, 0, 2, 2])))
+        ip[10:12] = struct.pack("!H", csum16(bytes(ip)))
+        return bytes(ip)
+    eth = MAC_B + MAC_A + struct.pack("!H", ETH_IPV4)
+    first = eth + ip_hdr(0x2000, 20 + 8 + 100) + struct.pack("!HHHH", 1111, dport, 1480, 0) + \
+        bytes(100)
+    second = eth + ip_hdr(0x2000 | 185, 20 + 108) + bytes(108)
+    return [first, second]
 
 
 def expected_good():
@@ -318,6 +335,11 @@ def malformed_frames():
             l3[10:12] = b"\0\0"
             l3[10:12] = struct.pack("!H", csum16(bytes(l3[:20])))
     add(f, "LEN_BEYOND_FRAME", "ip", icrc_ok=False, mangle=long_ip)
+    # the first fragment of a RoCE packet (MF set): nothing past IP is decoded
+    f = base(opcode=0x04, payload=b"", psn=9, dscp=0, ecn=0)
+    f["frame"] = len(out) + 1
+    out.append((udp_fragments(ROCE_PORT)[0],
+                expected_json(f, icrc_ok=False, error="IP_FRAGMENT", stop="ip")))
     # truncated IP header: the frame ends 10 bytes into it
     f = base(opcode=0x04, payload=b"", psn=8)
     raw = MAC_B + MAC_A + struct.pack("!H", ETH_IPV4) + bytes(10)
