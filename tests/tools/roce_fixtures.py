@@ -335,6 +335,29 @@ def malformed_frames():
             l3[10:12] = b"\0\0"
             l3[10:12] = struct.pack("!H", csum16(bytes(l3[:20])))
     add(f, "LEN_BEYOND_FRAME", "ip", icrc_ok=False, mangle=long_ip)
+    # an IP length that ends right after the AETH: no room for the ICRC (the
+    # last 4 bytes of the IP packet are the AETH, which is no ICRC)
+    f = base(opcode=0x11, aeth=aeth(0, 2), psn=10)
+
+    def no_icrc(stage, l3):
+        if stage == "post_icrc":
+            del l3[-4:]
+            l3[2:4] = struct.pack("!H", len(l3))
+            l3[24:26] = struct.pack("!H", len(l3) - 20)
+            l3[10:12] = b"\0\0"
+            l3[10:12] = struct.pack("!H", csum16(bytes(l3[:20])))
+    add(f, "TRUNC_ICRC", "ext", icrc_ok=False, mangle=no_icrc)
+    # IPv4 options (IHL 6, four NOPs) on a RoCEv2 packet
+    f = base(opcode=0x04, payload=b"abcd", psn=11)
+
+    def options(stage, l3):
+        if stage == "post_icrc":
+            l3[20:20] = b"\x01\x01\x01\x01"
+            l3[0] = 0x46
+            l3[2:4] = struct.pack("!H", len(l3))
+            l3[10:12] = b"\0\0"
+            l3[10:12] = struct.pack("!H", csum16(bytes(l3[:24])))
+    add(f, "IPV4_OPTIONS", "ip", icrc_ok=False, mangle=options)
     # the first fragment of a RoCE packet (MF set): nothing past IP is decoded
     f = base(opcode=0x04, payload=b"", psn=9, dscp=0, ecn=0)
     f["frame"] = len(out) + 1
