@@ -429,6 +429,10 @@ static int recv_all(struct droce_sc *sc, uint8_t *b, size_t len, int64_t deadlin
 			continue;
 		}
 		int e = errno;
+		if (e == ECONNRESET || e == EPIPE)
+			return sc_fail(sc, -ECONNRESET,
+				       "peer reset the connection while we received %s (%zu of %zu bytes)",
+				       what, done, len);
 		return sc_fail(sc, -e, "receiving %s: %s", what, strerror(e));
 	}
 	return 0;
