@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The engine's internal objects: context, MR table, CQ, QP with its send
+ * and receive rings, requester/responder/completer state. Shared by core/,
+ * transport/ and cc/; nothing outside the engine includes it.
+ *
+ * Counters (sq_* / rq_*) are free-running uint32_t; a slot is counter & mask.
+ */
+#ifndef DROCE_CORE_CORE_H
+#define DROCE_CORE_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <droce/droce.h>
+
+#include "cc/cc.h"
+#include "core/drop.h"
+#include "wire/fields.h"
+#include "wire/hdr.h"
+#include "wire/parse.h"
+
+/** Most SGEs per WQE (a frame references at most DROCE_TX_MAX_SEG segments). */
+#define DROCE_QP_MAX_SGE DROCE_TX_MAX_SEG
+/** Largest max_rd_atomic / max_dest_rd_atomic accepted by modify_qp. */
+#define DROCE_QP_MAX_RD_ATOMIC 32u
+/** Responder READ/atomic response jobs queued (originals plus duplicates). */
+#define DROCE_RESP_JOBS 64u
+/** Largest WQE ring accepted (power of two). */
+#define DROCE_QP_MAX_WR 65536u
+/** IBTA 9.4.x: largest message, 2^31 bytes. */
+#define DROCE_MAX_MSG (1u << 31)
+/** Header scratch: Ethernet + VLAN + IPv6 + UDP + BTH + largest ext. */
+#define DROCE_HDR_SCRATCH 160u
+/** CNP rate limit per QP (A17.9.2 leaves it open; DCQCN uses 50 us). */
+#define DROCE_CNP_INTERVAL_NS 50000u
+
+struct droce_seg {
+	uint8_t *ptr;
+	uint32_t len;
+};
+
+/** Copy @p len bytes from @p src into the segments, starting @p off bytes in. */
+static inline void droce_seg_copy_in(const struct droce_seg *s, unsigned n, uint32_t off,
+				     const uint8_t *src, uint32_t len)
+{
+	for (unsigned i = 0; i < n && len; i++) {
+		if (off >= s[i].len) {
+			off -= s[i].len;
+			continue;
+		}
+		uint32_t k = s[i].len - off < len ? s[i].len - off : len;
+		memcpy(s[i].ptr + off, src, k);
+		src += k;
+		len -= k;
+		off = 0;
+	}
+}
+
+/** Describe bytes [off, off+len) of the segments as at most n segments in @p out. @return count. */
+static inline unsigned droce_seg_slice(const struct droce_seg *s, unsigned n, uint32_t off,
+				       uint32_t len, struct droce_seg *out)
+{
+	unsigned k = 0;
+	for (unsigned i = 0; i < n && len; i++) {
+		if (off >= s[i].len) {
+			off -= s[i].len;
+			continue;
+		}
+		uint32_t c = s[i].len - off < len ? s[i].len - off : len;
+		out[k].ptr = s[i].ptr + off;
+		out[k].len = c;
+		k++;
+		len -= c;
+		off = 0;
+	}
+	return k;
+}
+
+/* ------------------------------------------------------------------ MR -- */
+
+struct droce_mr_slot {
+	struct droce_mr mr;   /* public part, handed out */
+	bool used;
+	uint8_t last_key;     /* key bits of the previous registration in this slot */
+};
+
+/**
+ * Resolve (key, va, len) to a host pointer, checking key, bounds and
+ * @p access (DROCE_ACCESS_* bits all required). @p remote: key is an rkey.
+ * @return the pointer, or NULL (wrong/stale key, out of bounds, no access).
+ */
+uint8_t *droce_mr_lookup(struct droce_ctx *ctx, uint32_t key, uint64_t va, uint64_t len,
+			 unsigned access);
+
+/* ------------------------------------------------------------------ CQ -- */
+
+struct droce_cq {
+	struct droce_ctx *ctx;
+	struct droce_wc *ring;
+	uint32_t depth, head, count;
+	uint32_t users;        /* QPs attached */
+	bool overflow;
+	uint64_t overflows;    /* completions lost */
+};
+
+/** Append a completion. @return 0, or -EOVERFLOW (CQ full: flagged and counted). */
+int droce_cq_push(struct droce_cq *cq, const struct droce_wc *wc);
+
+/* ------------------------------------------------------------------ QP -- */
+
+/** A send WQE. */
+struct droce_swqe {
+	uint64_t wr_id;
+	uint8_t opcode;         /* enum droce_wr_opcode */
+	uint8_t nseg;
+	uint8_t flags;          /* DROCE_SEND_* */
+	uint8_t status;         /* enum droce_wc_status found at post (LOC_PROT_ERR) */
+	uint32_t imm;           /* wire value (host order of the big-endian bytes) */
+	uint32_t length;
+	uint32_t rkey;
+	uint64_t remote_addr;
+	uint64_t compare_add, swap;
+	/* Assigned on first transmission. */
+	uint32_t first_psn, last_psn, npkts;
+	uint32_t rd_next_psn;   /* READ/atomic: next response PSN expected */
+	uint64_t bseq;          /* byte sequence of the first byte (window accounting) */
+	struct droce_seg seg[DROCE_QP_MAX_SGE];
+};
+
+/** A receive WQE. */
+struct droce_rwqe {
+	uint64_t wr_id;
+	uint8_t nseg;
+	uint8_t status;         /* SUCCESS, or LOC_PROT_ERR for a bad lkey found at post */
+	uint32_t length;
+	struct droce_seg seg[DROCE_QP_MAX_SGE];
+};
+
+enum droce_res_type { DROCE_RES_NONE, DROCE_RES_READ, DROCE_RES_ATOMIC };
+
+/** Responder memory of a READ/atomic request (duplicate detection, replay). */
+struct droce_rd_res {
+	uint8_t type;
+	uint32_t first_psn, last_psn;
+	uint64_t orig;          /* atomic: the value returned */
+};
+
+/** A queued READ response stream or atomic acknowledge. */
+struct droce_resp_job {
+	uint8_t type;
+	bool started;           /* first packet sent (FIRST vs MIDDLE) */
+	uint32_t psn;           /* next PSN to send */
+	uint32_t last_psn;
+	bool dup;               /* answers a duplicate request */
+	const uint8_t *ptr;     /* READ: next byte */
+	uint32_t left;          /* READ: bytes still to send */
+	uint64_t orig;          /* atomic */
+};
+
+struct droce_qp {
+	struct droce_ctx *ctx;
+	uint32_t qpn, index;
+	enum droce_qp_state state;
+	struct droce_qp_attr attr;
+	struct droce_cq *scq, *rcq;
+	struct droce_qp_cap cap;
+	bool sq_sig_all;
+	uint32_t mtu;                 /* path MTU in bytes */
+	uint64_t timeout_ns;          /* local ACK timeout; 0 = never */
+	struct droce_hdrs tmpl;       /* header template for this connection */
+	struct droce_qp_stats stats;
+
+	/* ---- send queue / requester ---- */
+	struct droce_swqe *sq;
+	uint8_t *inline_buf;          /* max_inline bytes per SQ slot */
+	uint32_t sq_mask;
+	uint32_t sq_tail;             /* next slot to post */
+	uint32_t sq_una;              /* oldest not completed */
+	uint32_t sq_cur;              /* WQE being (re)transmitted */
+	uint32_t sq_new;              /* first WQE never transmitted */
+	uint32_t cur_pkt;             /* packet index inside sq_cur */
+	uint32_t cur_psn;             /* PSN of the next packet to transmit */
+	uint32_t npsn;                /* next PSN for a new WQE */
+	uint32_t snd_max;             /* one past the highest PSN ever sent */
+	uint32_t una_psn;             /* oldest unacknowledged PSN */
+	uint64_t bseq_next, acked_bseq, cur_bseq;
+	uint32_t rd_inflight;         /* READ/atomic sent, not complete */
+	uint32_t pkts_since_ackreq;
+	uint8_t retry_left, rnr_left;
+	bool rnr_wait;
+	bool gap_retry;               /* a re-issue for a response gap is under way */
+	uint64_t rto_deadline;        /* 0 = not armed */
+	uint64_t rnr_deadline;
+	uint64_t pace_deadline;       /* cc asked to wait (pacing) */
+
+	/* ---- receive queue / responder ---- */
+	struct droce_rwqe *rq;
+	uint32_t rq_mask, rq_tail, rq_head;
+	uint32_t epsn, msn;
+	uint16_t in_msg;              /* 0, or DROCE_OPF_SEND / DROCE_OPF_WRITE of the message in progress */
+	uint32_t recv_off;            /* SEND: bytes placed in rq_head's WQE */
+	uint8_t *wr_ptr;              /* WRITE: next byte */
+	uint32_t wr_left, wr_len;
+	bool nak_gap;                 /* a NAK (seq or RNR) was sent for the current gap */
+	bool resp_err;                /* a fatal NAK is pending: then ERR */
+	bool ack_pending;
+	uint8_t ack_syndrome;
+	uint32_t ack_psn;
+	bool cnp_pending;
+	uint64_t last_cnp;
+	struct droce_rd_res res[DROCE_QP_MAX_RD_ATOMIC];
+	uint32_t res_next;
+	struct droce_resp_job jobs[DROCE_RESP_JOBS];
+	uint32_t job_head, job_tail;  /* free-running */
+	uint32_t jobs_new;            /* original (non-duplicate) READ/atomic jobs queued */
+
+	/* ---- congestion control ---- */
+	const struct droce_cc_algo *cc;
+	struct droce_cc_state ccs;
+
+	/* ---- scheduling ---- */
+	struct droce_qp *ready_next;
+	bool in_ready;
+};
+
+/* --------------------------------------------------------------- context -- */
+
+struct droce_ctx {
+	struct droce_ctx_params p;
+	struct droce_link link;
+	const struct droce_cc_algo *cc;
+	uint64_t rng;
+	struct droce_ctx_stats stats;
+	struct droce_qp **qps;        /* by index; QPN = index + DROCE_QPN_BASE */
+	uint32_t nqps;
+	struct droce_mr_slot *mrs;
+	uint32_t nmrs_used;
+	struct droce_qp *ready_head, *ready_tail;
+	uint64_t timer_min;           /* lower bound of the earliest armed timer */
+	struct droce_rx_frame *rxf;
+	uint8_t scratch[DROCE_HDR_SCRATCH];
+};
+
+/** QPNs 0 and 1 are the IBTA's special QPs; droce's start here. */
+#define DROCE_QPN_BASE 2u
+
+uint64_t droce_ctx_rand(struct droce_ctx *ctx);
+
+/** Put @p qp on the context's transmit list (idempotent). */
+void droce_qp_kick(struct droce_qp *qp);
+
+/** Lower the context's earliest-timer bound to @p t. */
+static inline void droce_ctx_timer_at(struct droce_ctx *ctx, uint64_t t)
+{
+	if (t < ctx->timer_min)
+		ctx->timer_min = t;
+}
+
+static inline void droce_ctx_drop(struct droce_ctx *ctx, struct droce_qp *qp,
+				  enum droce_drop_reason r)
+{
+	ctx->stats.drop[r]++;
+	if (qp)
+		qp->stats.drops++;
+}
+
+/** Post a completion for @p qp into @p cq; a full CQ moves the QP to ERR. */
+void droce_qp_complete(struct droce_qp *qp, struct droce_cq *cq, const struct droce_wc *wc);
+
+/** Move to ERR and flush every outstanding WQE with WR_FLUSH_ERR (IBTA 10.3.1). */
+void droce_qp_to_err(struct droce_qp *qp);
+
+/** Complete the send WQE at sq_una with @p status, then ERR and flush. */
+void droce_qp_fail_send(struct droce_qp *qp, enum droce_wc_status status, uint32_t vendor_err);
+
+/** Build and send one frame from @p h and payload segments. @return 0 or -ENOBUFS. */
+int droce_qp_xmit(struct droce_qp *qp, const struct droce_hdrs *h,
+		  const struct droce_seg *seg, unsigned nseg, uint64_t now);
+
+/* ------------------------------------------------------------- engines -- */
+
+/* transport/requester.c */
+enum droce_tx_result { DROCE_TX_IDLE, DROCE_TX_MORE, DROCE_TX_BUSY };
+enum droce_tx_result droce_req_tx(struct droce_qp *qp, uint64_t now, unsigned quota,
+				  unsigned *sent);
+void droce_req_rewind(struct droce_qp *qp, uint32_t psn);
+void droce_req_timers(struct droce_qp *qp, uint64_t now);
+void droce_req_reset(struct droce_qp *qp);
+
+/* transport/responder.c */
+void droce_resp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now);
+enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned quota,
+				   unsigned *sent);
+void droce_resp_reset(struct droce_qp *qp);
+
+/* transport/completer.c */
+void droce_comp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now);
+void droce_comp_cnp(struct droce_qp *qp, uint64_t now);
+
+#endif

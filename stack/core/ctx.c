@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The context and its poll loop: RX burst -> parse -> QP lookup ->
+ * responder/completer; timers; round-robin TX over QPs with work; flush.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "wire/opcode.h"
+
+static const char *const drop_names[] = {
+#define X(n, s) [DROCE_DROP_PARSE_##n] = #n,
+	DROCE_PARSE_REASONS(X)
+#undef X
+#define X(n, s) [DROCE_DROP_##n] = #n,
+	DROCE_DROP_TRANSPORT_REASONS(X)
+#undef X
+};
+
+const char *droce_drop_reason_name(unsigned reason)
+{
+	return reason < DROCE_DROP__COUNT ? drop_names[reason] : NULL;
+}
+
+void droce_ctx_params_init(struct droce_ctx_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->ip_version = 4;
+	p->max_qps = 1024;
+	p->max_mrs = 4096;
+	p->burst = DROCE_DEFAULT_BURST;
+	p->cc = NULL;
+}
+
+/* xorshift64*: rkey bits and UDP source ports; per context, seeded. */
+uint64_t droce_ctx_rand(struct droce_ctx *ctx)
+{
+	uint64_t x = ctx->rng;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	ctx->rng = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+struct droce_ctx *droce_ctx_create(const struct droce_ctx_params *p)
+{
+	if (!p || !p->link.ops || !p->link.ops->tx || !p->link.ops->rx_burst ||
+	    (p->ip_version != 4 && p->ip_version != 6) || p->max_qps == 0 ||
+	    p->max_qps > (DROCE_QPN_MASK - DROCE_QPN_BASE) || p->max_mrs == 0 ||
+	    p->max_mrs > (1u << 24) || p->burst == 0 || p->burst > 4096) {
+		errno = EINVAL;
+		return NULL;
+	}
+	const struct droce_cc_algo *cc = droce_cc_find(p->cc);
+	if (!cc) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct droce_ctx *ctx = calloc(1, sizeof(*ctx));
+	if (!ctx) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ctx->p = *p;
+	ctx->link = p->link;
+	ctx->cc = cc;
+	ctx->qps = calloc(p->max_qps, sizeof(*ctx->qps));
+	ctx->mrs = calloc(p->max_mrs, sizeof(*ctx->mrs));
+	ctx->rxf = calloc(p->burst, sizeof(*ctx->rxf));
+	if (!ctx->qps || !ctx->mrs || !ctx->rxf) {
+		free(ctx->qps);
+		free(ctx->mrs);
+		free(ctx->rxf);
+		free(ctx);
+		errno = ENOMEM;
+		return NULL;
+	}
+	uint64_t seed = p->seed;
+	if (!seed) {
+		/* From the address: two contexts differ, runs repeat. */
+		seed = 0x9E3779B97F4A7C15ULL;
+		for (unsigned i = 0; i < 16; i++)
+			seed = (seed ^ p->ip[i]) * 0x100000001B3ULL;
+		for (unsigned i = 0; i < 6; i++)
+			seed = (seed ^ p->mac[i]) * 0x100000001B3ULL;
+	}
+	ctx->rng = seed ? seed : 1;
+	ctx->timer_min = UINT64_MAX;
+	return ctx;
+}
+
+int droce_ctx_destroy(struct droce_ctx *ctx)
+{
+	if (!ctx)
+		return -EINVAL;
+	for (uint32_t i = 0; i < ctx->p.max_qps; i++)
+		if (ctx->qps[i])
+			droce_destroy_qp(ctx->qps[i]);
+	for (uint32_t i = 0; i < ctx->p.max_mrs; i++)
+		if (ctx->mrs[i].used)
+			droce_dereg_mr(&ctx->mrs[i].mr);
+	/* CQs are owned by the user but belong to the context: the user
+	 * destroys them; the context does not track them (no list). */
+	free(ctx->qps);
+	free(ctx->mrs);
+	free(ctx->rxf);
+	free(ctx);
+	return 0;
+}
+
+int droce_ctx_get_stats(const struct droce_ctx *ctx, struct droce_ctx_stats *out)
+{
+	if (!ctx || !out)
+		return -EINVAL;
+	*out = ctx->stats;
+	return 0;
+}
+
+void droce_qp_kick(struct droce_qp *qp)
+{
+	struct droce_ctx *ctx = qp->ctx;
+	if (qp->in_ready)
+		return;
+	qp->in_ready = true;
+	qp->ready_next = NULL;
+	if (ctx->ready_tail)
+		ctx->ready_tail->ready_next = qp;
+	else
+		ctx->ready_head = qp;
+	ctx->ready_tail = qp;
+}
+
+static struct droce_qp *ready_pop(struct droce_ctx *ctx)
+{
+	struct droce_qp *qp = ctx->ready_head;
+	ctx->ready_head = qp->ready_next;
+	if (!ctx->ready_head)
+		ctx->ready_tail = NULL;
+	qp->ready_next = NULL;
+	qp->in_ready = false;
+	return qp;
+}
+
+static bool dst_ip_ok(const struct droce_ctx *ctx, const struct droce_pkt *pkt)
+{
+	if (pkt->h.net.ip_version != ctx->p.ip_version)
+		return false;
+	return memcmp(pkt->h.net.dst_ip, ctx->p.ip, ctx->p.ip_version == 4 ? 4 : 16) == 0;
+}
+
+/* IBTA 10.9.3: P_Keys match when the low 15 bits agree and at least one
+ * side is a full member (bit 15). */
+static bool pkey_ok(uint16_t a, uint16_t b)
+{
+	return (a & 0x7FFFu) == (b & 0x7FFFu) && ((a | b) & 0x8000u);
+}
+
+static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64_t now)
+{
+	struct droce_pkt pkt;
+	enum droce_parse_result r = droce_parse(f->data, f->len, &pkt, 0);
+
+	if (r == DROCE_PARSE_NOT_ROCE) {
+		ctx->stats.not_roce++;
+		return;
+	}
+	if (r != DROCE_PARSE_OK) {
+		ctx->stats.drop[droce_drop_of_parse(r)]++;
+		return;
+	}
+	if (!dst_ip_ok(ctx, &pkt)) {
+		ctx->stats.drop[DROCE_DROP_DST_IP]++;
+		return;
+	}
+	uint32_t idx = pkt.h.bth.dqpn - DROCE_QPN_BASE;
+	struct droce_qp *qp = idx < ctx->p.max_qps ? ctx->qps[idx] : NULL;
+	if (!qp) {
+		ctx->stats.drop[DROCE_DROP_UNKNOWN_QPN]++;
+		return;
+	}
+	enum droce_service svc = droce_opcode_service(pkt.h.bth.opcode);
+	if (svc == DROCE_SVC_CNP) {
+		droce_comp_cnp(qp, now);
+		ctx->stats.drop[DROCE_DROP_CNP_HANDLED]++;
+		return;
+	}
+	if (svc != DROCE_SVC_RC) {
+		droce_ctx_drop(ctx, qp, DROCE_DROP_NOT_RC);
+		return;
+	}
+	if (!pkey_ok(pkt.h.bth.pkey, qp->attr.pkey)) {
+		droce_ctx_drop(ctx, qp, DROCE_DROP_BAD_PKEY);
+		return;
+	}
+	if (pkt.op->flags & DROCE_OPF_REQ)
+		droce_resp_rx(qp, &pkt, now);
+	else
+		droce_comp_rx(qp, &pkt, now);
+}
+
+static void run_timers(struct droce_ctx *ctx, uint64_t now)
+{
+	if (now < ctx->timer_min)
+		return;
+	ctx->timer_min = UINT64_MAX;
+	for (uint32_t i = 0; i < ctx->p.max_qps; i++) {
+		struct droce_qp *qp = ctx->qps[i];
+		if (qp && (qp->rto_deadline || qp->rnr_deadline))
+			droce_req_timers(qp, now);
+	}
+}
+
+/* One QP's turn: responder output first (ACKs, READ responses: they are
+ * answers the peer waits for), then the requester. */
+static enum droce_tx_result qp_tx(struct droce_qp *qp, uint64_t now, unsigned quota,
+				  unsigned *sent)
+{
+	unsigned n = 0;
+	enum droce_tx_result r = droce_resp_tx(qp, now, quota, &n);
+	*sent = n;
+	if (r != DROCE_TX_IDLE)
+		return r;
+	unsigned m = 0;
+	r = droce_req_tx(qp, now, quota - n, &m);
+	*sent += m;
+	return r;
+}
+
+unsigned droce_ctx_poll(struct droce_ctx *ctx, uint64_t now)
+{
+	const struct droce_link_ops *ops = ctx->link.ops;
+	unsigned nrx = ops->rx_burst(ctx->link.priv, ctx->rxf, ctx->p.burst, now);
+
+	for (unsigned i = 0; i < nrx; i++)
+		rx_one(ctx, &ctx->rxf[i], now);
+	if (nrx) {
+		ctx->stats.rx_frames += nrx;
+		if (ops->rx_release)
+			ops->rx_release(ctx->link.priv, ctx->rxf, nrx);
+	}
+
+	run_timers(ctx, now);
+
+	unsigned budget = 2 * ctx->p.burst, ntx = 0;
+	while (ctx->ready_head && ntx < budget) {
+		struct droce_qp *qp = ctx->ready_head;
+		unsigned quota = budget - ntx < ctx->p.burst ? budget - ntx : ctx->p.burst;
+		unsigned sent = 0;
+		enum droce_tx_result r = qp_tx(qp, now, quota, &sent);
+		ntx += sent;
+		if (r == DROCE_TX_BUSY) {
+			ctx->stats.tx_busy++;
+			break;
+		}
+		ready_pop(ctx);
+		if (r == DROCE_TX_MORE) {
+			droce_qp_kick(qp);
+			if (!sent)
+				break; /* no progress possible now: next poll */
+		}
+	}
+	if (ops->tx_flush)
+		ops->tx_flush(ctx->link.priv, now);
+	return nrx + ntx;
+}
+
+uint64_t droce_ctx_next_deadline(const struct droce_ctx *ctx)
+{
+	if (!ctx)
+		return UINT64_MAX;
+	uint64_t t = UINT64_MAX;
+	for (uint32_t i = 0; i < ctx->p.max_qps; i++) {
+		const struct droce_qp *qp = ctx->qps[i];
+		if (!qp)
+			continue;
+		if (qp->rto_deadline && qp->rto_deadline < t)
+			t = qp->rto_deadline;
+		if (qp->rnr_deadline && qp->rnr_deadline < t)
+			t = qp->rnr_deadline;
+	}
+	return t;
+}

@@ -1,0 +1,674 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * RC queue pairs: creation, the IBTA 11.2.5.1 state transitions with their
+ * attribute masks, posting, completion and the move to ERR.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "transport/psn.h"
+#include "wire/build.h"
+#include "wire/icrc.h"
+
+static const char *const state_names[] = {
+	[DROCE_QPS_RESET] = "RESET", [DROCE_QPS_INIT] = "INIT", [DROCE_QPS_RTR] = "RTR",
+	[DROCE_QPS_RTS] = "RTS",     [DROCE_QPS_SQD] = "SQD",   [DROCE_QPS_SQE] = "SQE",
+	[DROCE_QPS_ERR] = "ERR",
+};
+
+const char *droce_qp_state_str(enum droce_qp_state s)
+{
+	return (unsigned)s <= DROCE_QPS_ERR ? state_names[s] : "UNKNOWN";
+}
+
+static uint32_t pow2_at_least(uint32_t v)
+{
+	uint32_t p = 1;
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_init_attr *ia)
+{
+	if (!ctx || !ia || !ia->send_cq || !ia->recv_cq || ia->send_cq->ctx != ctx ||
+	    ia->recv_cq->ctx != ctx) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct droce_qp_cap cap = ia->cap;
+	if (!cap.max_send_wr)
+		cap.max_send_wr = DROCE_DEFAULT_MAX_SEND_WR;
+	if (!cap.max_recv_wr)
+		cap.max_recv_wr = DROCE_DEFAULT_MAX_RECV_WR;
+	if (!cap.max_send_sge)
+		cap.max_send_sge = DROCE_DEFAULT_MAX_SGE;
+	if (!cap.max_recv_sge)
+		cap.max_recv_sge = DROCE_DEFAULT_MAX_SGE;
+	if (!cap.max_inline_data)
+		cap.max_inline_data = DROCE_DEFAULT_MAX_INLINE;
+	if (cap.max_send_wr > DROCE_QP_MAX_WR || cap.max_recv_wr > DROCE_QP_MAX_WR ||
+	    cap.max_send_sge > DROCE_QP_MAX_SGE || cap.max_recv_sge > DROCE_QP_MAX_SGE ||
+	    cap.max_inline_data > 4096) {
+		errno = EINVAL;
+		return NULL;
+	}
+	uint32_t idx;
+	for (idx = 0; idx < ctx->p.max_qps && ctx->qps[idx]; idx++)
+		;
+	if (idx == ctx->p.max_qps) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	struct droce_qp *qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	uint32_t sqn = pow2_at_least(cap.max_send_wr), rqn = pow2_at_least(cap.max_recv_wr);
+	qp->sq = calloc(sqn, sizeof(*qp->sq));
+	qp->rq = calloc(rqn, sizeof(*qp->rq));
+	qp->inline_buf = malloc((size_t)sqn * cap.max_inline_data);
+	if (!qp->sq || !qp->rq || !qp->inline_buf) {
+		free(qp->sq);
+		free(qp->rq);
+		free(qp->inline_buf);
+		free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->ctx = ctx;
+	qp->index = idx;
+	qp->qpn = idx + DROCE_QPN_BASE;
+	qp->state = DROCE_QPS_RESET;
+	qp->scq = ia->send_cq;
+	qp->rcq = ia->recv_cq;
+	qp->scq->users++;
+	qp->rcq->users++;
+	qp->cap = cap;
+	qp->sq_sig_all = ia->sq_sig_all != 0;
+	qp->sq_mask = sqn - 1;
+	qp->rq_mask = rqn - 1;
+	qp->cc = ctx->cc;
+	/* Defaults a verbs user would get from a fresh QP. */
+	qp->attr.qp_state = DROCE_QPS_RESET;
+	qp->attr.path_mtu = DROCE_MTU_4096;
+	qp->attr.pkey = DROCE_DEFAULT_PKEY;
+	qp->attr.timeout = DROCE_DEFAULT_TIMEOUT;
+	qp->attr.retry_cnt = DROCE_DEFAULT_RETRY_CNT;
+	qp->attr.rnr_retry = DROCE_DEFAULT_RNR_RETRY;
+	qp->attr.min_rnr_timer = DROCE_DEFAULT_MIN_RNR_TIMER;
+	qp->attr.max_rd_atomic = DROCE_DEFAULT_MAX_RD_ATOMIC;
+	qp->attr.max_dest_rd_atomic = DROCE_DEFAULT_MAX_RD_ATOMIC;
+	qp->attr.ah_attr.ip_version = ctx->p.ip_version;
+	qp->attr.ah_attr.dscp = DROCE_DEFAULT_DSCP;
+	qp->attr.ah_attr.ttl = DROCE_DEFAULT_TTL;
+	qp->mtu = droce_mtu_bytes(qp->attr.path_mtu);
+	ctx->qps[idx] = qp;
+	ctx->nqps++;
+	return qp;
+}
+
+static void ready_remove(struct droce_qp *qp)
+{
+	struct droce_ctx *ctx = qp->ctx;
+	if (!qp->in_ready)
+		return;
+	struct droce_qp *prev = NULL;
+	for (struct droce_qp *q = ctx->ready_head; q; prev = q, q = q->ready_next) {
+		if (q != qp)
+			continue;
+		if (prev)
+			prev->ready_next = q->ready_next;
+		else
+			ctx->ready_head = q->ready_next;
+		if (ctx->ready_tail == q)
+			ctx->ready_tail = prev;
+		break;
+	}
+	qp->in_ready = false;
+	qp->ready_next = NULL;
+}
+
+int droce_destroy_qp(struct droce_qp *qp)
+{
+	if (!qp)
+		return -EINVAL;
+	struct droce_ctx *ctx = qp->ctx;
+	ready_remove(qp);
+	ctx->qps[qp->index] = NULL;
+	ctx->nqps--;
+	qp->scq->users--;
+	qp->rcq->users--;
+	free(qp->sq);
+	free(qp->rq);
+	free(qp->inline_buf);
+	free(qp);
+	return 0;
+}
+
+uint32_t droce_qp_num(const struct droce_qp *qp)
+{
+	return qp ? qp->qpn : 0;
+}
+
+int droce_qp_get_stats(const struct droce_qp *qp, struct droce_qp_stats *out)
+{
+	if (!qp || !out)
+		return -EINVAL;
+	*out = qp->stats;
+	return 0;
+}
+
+int droce_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr, unsigned mask)
+{
+	if (!qp || !attr)
+		return -EINVAL;
+	*attr = qp->attr;
+	attr->qp_state = qp->state;
+	attr->cap = qp->cap;
+	if (qp->state >= DROCE_QPS_RTS && qp->state != DROCE_QPS_ERR)
+		attr->sq_psn = qp->npsn;
+	if (qp->state >= DROCE_QPS_RTR)
+		attr->rq_psn = qp->epsn;
+	return 0;
+}
+
+/* ------------------------------------------------------------- modify -- */
+
+#define M(x) DROCE_QP_##x
+
+struct transition {
+	unsigned req, opt;
+};
+
+/* IBTA 11.2.5.1 (table 93 / the verbs qp_state_table) for RC. Index
+ * [cur][next]; a zero entry with valid == false is illegal. */
+static bool transition(enum droce_qp_state cur, enum droce_qp_state next,
+		       struct transition *t)
+{
+	t->req = t->opt = 0;
+	if (next == DROCE_QPS_RESET || next == DROCE_QPS_ERR)
+		return true; /* any -> RESET, any -> ERR, no attributes */
+	switch (cur) {
+	case DROCE_QPS_RESET:
+		if (next != DROCE_QPS_INIT)
+			return false;
+		t->req = M(ACCESS_FLAGS);
+		t->opt = M(PKEY);
+		return true;
+	case DROCE_QPS_INIT:
+		if (next == DROCE_QPS_INIT) {
+			t->opt = M(ACCESS_FLAGS) | M(PKEY);
+			return true;
+		}
+		if (next != DROCE_QPS_RTR)
+			return false;
+		t->req = M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN) |
+			 M(MAX_DEST_RD_ATOMIC) | M(MIN_RNR_TIMER);
+		t->opt = M(ACCESS_FLAGS) | M(PKEY);
+		return true;
+	case DROCE_QPS_RTR:
+		if (next != DROCE_QPS_RTS)
+			return false;
+		t->req = M(SQ_PSN) | M(TIMEOUT) | M(RETRY_CNT) | M(RNR_RETRY) |
+			 M(MAX_QP_RD_ATOMIC);
+		t->opt = M(ACCESS_FLAGS) | M(MIN_RNR_TIMER);
+		return true;
+	case DROCE_QPS_RTS:
+		if (next == DROCE_QPS_RTS) {
+			t->opt = M(ACCESS_FLAGS) | M(MIN_RNR_TIMER);
+			return true;
+		}
+		return next == DROCE_QPS_SQD;
+	case DROCE_QPS_SQD:
+		if (next == DROCE_QPS_RTS) {
+			t->opt = M(ACCESS_FLAGS) | M(MIN_RNR_TIMER);
+			return true;
+		}
+		if (next == DROCE_QPS_SQD) {
+			t->opt = M(AV) | M(PATH_MTU) | M(TIMEOUT) | M(RETRY_CNT) | M(RNR_RETRY) |
+				 M(MAX_QP_RD_ATOMIC) | M(MAX_DEST_RD_ATOMIC) | M(ACCESS_FLAGS) |
+				 M(PKEY) | M(MIN_RNR_TIMER);
+			return true;
+		}
+		return false;
+	case DROCE_QPS_SQE:
+		if (next != DROCE_QPS_RTS)
+			return false;
+		t->opt = M(ACCESS_FLAGS) | M(MIN_RNR_TIMER);
+		return true;
+	case DROCE_QPS_ERR:
+	default:
+		return false;
+	}
+}
+
+static bool values_ok(const struct droce_qp_attr *a, unsigned mask, const struct droce_ctx *ctx)
+{
+	const unsigned acc = DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE |
+			     DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC;
+	if ((mask & M(ACCESS_FLAGS)) && (a->qp_access_flags & ~acc))
+		return false;
+	if ((mask & M(PATH_MTU)) && !droce_mtu_bytes(a->path_mtu))
+		return false;
+	if ((mask & M(RQ_PSN)) && a->rq_psn > DROCE_PSN_MASK)
+		return false;
+	if ((mask & M(SQ_PSN)) && a->sq_psn > DROCE_PSN_MASK)
+		return false;
+	if ((mask & M(DEST_QPN)) && a->dest_qp_num > DROCE_QPN_MASK)
+		return false;
+	if ((mask & M(TIMEOUT)) && a->timeout > 31)
+		return false;
+	if ((mask & M(RETRY_CNT)) && a->retry_cnt > 7)
+		return false;
+	if ((mask & M(RNR_RETRY)) && a->rnr_retry > 7)
+		return false;
+	if ((mask & M(MIN_RNR_TIMER)) && a->min_rnr_timer > 31)
+		return false;
+	if ((mask & M(MAX_QP_RD_ATOMIC)) && a->max_rd_atomic > DROCE_QP_MAX_RD_ATOMIC)
+		return false;
+	if ((mask & M(MAX_DEST_RD_ATOMIC)) && a->max_dest_rd_atomic > DROCE_QP_MAX_RD_ATOMIC)
+		return false;
+	if ((mask & M(AV)) && a->ah_attr.ip_version != ctx->p.ip_version)
+		return false;
+	if ((mask & M(AV)) && a->ah_attr.dscp > 63)
+		return false;
+	return true;
+}
+
+/* A17.5.1.1: the UDP source port carries flow entropy; RoCE uses 0xC000..0xFFFF. */
+static uint16_t udp_sport(const struct droce_qp *qp)
+{
+	if (qp->attr.ah_attr.udp_sport)
+		return qp->attr.ah_attr.udp_sport;
+	uint32_t h = (qp->qpn * 0x9E3779B1u) ^ (qp->attr.dest_qp_num * 0x85EBCA77u);
+	h ^= h >> 15;
+	return (uint16_t)(0xC000u | (h & 0x3FFFu));
+}
+
+static void build_template(struct droce_qp *qp)
+{
+	const struct droce_ctx *ctx = qp->ctx;
+	const struct droce_ah_attr *ah = &qp->attr.ah_attr;
+	struct droce_hdrs *h = &qp->tmpl;
+
+	memset(h, 0, sizeof(*h));
+	memcpy(h->net.dst_mac, ah->dst_mac, 6);
+	memcpy(h->net.src_mac, ctx->p.mac, 6);
+	h->net.ip_version = ctx->p.ip_version;
+	memcpy(h->net.src_ip, ctx->p.ip, 16);
+	memcpy(h->net.dst_ip, ah->dst_ip, 16);
+	h->net.dscp = ah->dscp;
+	h->net.ecn = 2; /* ECT(0): ECN-capable transport, so switches mark, not drop (A17.9) */
+	h->net.ttl = ah->ttl ? ah->ttl : DROCE_DEFAULT_TTL;
+	h->net.sport = udp_sport(qp);
+	h->bth.pkey = qp->attr.pkey;
+	h->bth.dqpn = qp->attr.dest_qp_num;
+}
+
+static uint64_t ack_timeout_ns(uint8_t t)
+{
+	/* IBTA 9.7.6.1.3: 4.096 us * 2^timeout; 0 disables the timer. */
+	return t ? 4096ull << t : 0;
+}
+
+static void qp_reset(struct droce_qp *qp)
+{
+	qp->sq_tail = qp->sq_una = qp->sq_cur = qp->sq_new = 0;
+	qp->rq_tail = qp->rq_head = 0;
+	droce_req_reset(qp);
+	droce_resp_reset(qp);
+	memset(&qp->stats, 0, sizeof(qp->stats));
+}
+
+int droce_modify_qp(struct droce_qp *qp, const struct droce_qp_attr *attr, unsigned mask)
+{
+	if (!qp || !attr)
+		return -EINVAL;
+	enum droce_qp_state cur = qp->state;
+	enum droce_qp_state next = (mask & M(STATE)) ? attr->qp_state : cur;
+	if ((unsigned)next > DROCE_QPS_ERR)
+		return -EINVAL;
+	struct transition t;
+	if (!transition(cur, next, &t))
+		return -EINVAL;
+	unsigned given = mask & ~M(STATE);
+	if ((given & t.req) != t.req || (given & ~(t.req | t.opt)))
+		return -EINVAL;
+	if (!values_ok(attr, given, qp->ctx))
+		return -EINVAL;
+
+	struct droce_qp_attr *a = &qp->attr;
+	if (given & M(ACCESS_FLAGS))
+		a->qp_access_flags = attr->qp_access_flags;
+	if (given & M(PKEY))
+		a->pkey = attr->pkey;
+	if (given & M(AV))
+		a->ah_attr = attr->ah_attr;
+	if (given & M(PATH_MTU))
+		a->path_mtu = attr->path_mtu;
+	if (given & M(TIMEOUT))
+		a->timeout = attr->timeout;
+	if (given & M(RETRY_CNT))
+		a->retry_cnt = attr->retry_cnt;
+	if (given & M(RNR_RETRY))
+		a->rnr_retry = attr->rnr_retry;
+	if (given & M(RQ_PSN))
+		a->rq_psn = attr->rq_psn;
+	if (given & M(SQ_PSN))
+		a->sq_psn = attr->sq_psn;
+	if (given & M(MAX_QP_RD_ATOMIC))
+		a->max_rd_atomic = attr->max_rd_atomic;
+	if (given & M(MAX_DEST_RD_ATOMIC))
+		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (given & M(MIN_RNR_TIMER))
+		a->min_rnr_timer = attr->min_rnr_timer;
+	if (given & M(DEST_QPN))
+		a->dest_qp_num = attr->dest_qp_num;
+	qp->mtu = droce_mtu_bytes(a->path_mtu);
+	qp->timeout_ns = ack_timeout_ns(a->timeout);
+	if (given & (M(AV) | M(DEST_QPN) | M(PKEY)))
+		build_template(qp);
+
+	if (next == DROCE_QPS_RESET) {
+		qp->state = DROCE_QPS_RESET;
+		qp_reset(qp);
+	} else if (next == DROCE_QPS_ERR) {
+		if (cur != DROCE_QPS_ERR)
+			droce_qp_to_err(qp);
+	} else {
+		if (cur == DROCE_QPS_INIT && next == DROCE_QPS_RTR) {
+			qp->epsn = a->rq_psn;
+			qp->msn = 0;
+		}
+		if (cur == DROCE_QPS_RTR && next == DROCE_QPS_RTS) {
+			qp->npsn = qp->cur_psn = qp->una_psn = qp->snd_max = a->sq_psn;
+			qp->retry_left = a->retry_cnt;
+			qp->rnr_left = a->rnr_retry;
+			qp->cc->init(&qp->ccs, DROCE_DEFAULT_WINDOW_PKTS, DROCE_DEFAULT_WINDOW_BYTES, 0);
+		}
+		qp->state = next;
+		if (next == DROCE_QPS_RTS)
+			droce_qp_kick(qp);
+	}
+	a->qp_state = qp->state;
+	return 0;
+}
+
+/* --------------------------------------------------------- completion -- */
+
+void droce_qp_complete(struct droce_qp *qp, struct droce_cq *cq, const struct droce_wc *wc)
+{
+	if (droce_cq_push(cq, wc) != 0 && qp->state != DROCE_QPS_ERR)
+		droce_qp_to_err(qp); /* IBTA 11.4.2.1: CQ overrun is a QP error */
+}
+
+static enum droce_wc_opcode wc_opcode(uint8_t wr_op)
+{
+	switch (wr_op) {
+	case DROCE_WR_RDMA_WRITE:
+	case DROCE_WR_RDMA_WRITE_WITH_IMM:
+		return DROCE_WC_RDMA_WRITE;
+	case DROCE_WR_RDMA_READ:
+		return DROCE_WC_RDMA_READ;
+	case DROCE_WR_ATOMIC_CMP_AND_SWP:
+		return DROCE_WC_COMP_SWAP;
+	case DROCE_WR_ATOMIC_FETCH_AND_ADD:
+		return DROCE_WC_FETCH_ADD;
+	default:
+		return DROCE_WC_SEND;
+	}
+}
+
+static void send_wc(struct droce_qp *qp, const struct droce_swqe *w,
+		    enum droce_wc_status st, uint32_t vendor_err)
+{
+	struct droce_wc wc = {
+		.wr_id = w->wr_id,
+		.status = st,
+		.opcode = wc_opcode(w->opcode),
+		.byte_len = w->length,
+		.qp_num = qp->qpn,
+		.vendor_err = vendor_err,
+	};
+	droce_qp_complete(qp, qp->scq, &wc);
+}
+
+static void flush_recv(struct droce_qp *qp, uint64_t wr_id)
+{
+	struct droce_wc wc = {
+		.wr_id = wr_id,
+		.status = DROCE_WC_WR_FLUSH_ERR,
+		.opcode = DROCE_WC_RECV,
+		.qp_num = qp->qpn,
+	};
+	droce_qp_complete(qp, qp->rcq, &wc);
+}
+
+void droce_qp_to_err(struct droce_qp *qp)
+{
+	if (qp->state == DROCE_QPS_ERR)
+		return;
+	qp->state = DROCE_QPS_ERR;
+	qp->attr.qp_state = DROCE_QPS_ERR;
+	/* Every outstanding WQE completes, signaled or not (verbs: flushed
+	 * WRs always generate a completion). */
+	for (; qp->sq_una != qp->sq_tail; qp->sq_una++)
+		send_wc(qp, &qp->sq[qp->sq_una & qp->sq_mask], DROCE_WC_WR_FLUSH_ERR, 0);
+	qp->sq_cur = qp->sq_new = qp->sq_una;
+	for (; qp->rq_head != qp->rq_tail; qp->rq_head++)
+		flush_recv(qp, qp->rq[qp->rq_head & qp->rq_mask].wr_id);
+	qp->rto_deadline = qp->rnr_deadline = 0;
+	qp->rnr_wait = false;
+	qp->job_head = qp->job_tail;
+	qp->jobs_new = 0;
+	qp->ack_pending = false;
+	qp->resp_err = false;
+	qp->cnp_pending = false;
+}
+
+void droce_qp_fail_send(struct droce_qp *qp, enum droce_wc_status status, uint32_t vendor_err)
+{
+	if (qp->sq_una != qp->sq_tail) {
+		send_wc(qp, &qp->sq[qp->sq_una & qp->sq_mask], status, vendor_err);
+		qp->sq_una++;
+	}
+	droce_qp_to_err(qp);
+}
+
+/* ------------------------------------------------------------ posting -- */
+
+static int prepare_swqe(struct droce_qp *qp, const struct droce_send_wr *wr,
+			struct droce_swqe *w, uint8_t *inl)
+{
+	if ((unsigned)wr->opcode > DROCE_WR_ATOMIC_FETCH_AND_ADD || wr->num_sge < 0 ||
+	    (uint32_t)wr->num_sge > qp->cap.max_send_sge || (wr->num_sge && !wr->sg_list))
+		return -EINVAL;
+	bool atomic = wr->opcode == DROCE_WR_ATOMIC_CMP_AND_SWP ||
+		      wr->opcode == DROCE_WR_ATOMIC_FETCH_AND_ADD;
+	bool read = wr->opcode == DROCE_WR_RDMA_READ;
+	uint64_t total = 0;
+	for (int i = 0; i < wr->num_sge; i++)
+		total += wr->sg_list[i].length;
+	if (total > DROCE_MAX_MSG)
+		return -EINVAL;
+	if (atomic && (wr->num_sge != 1 || total != 8 || (wr->wr.atomic.remote_addr & 7)))
+		return -EINVAL;
+	bool inl_ok = (wr->send_flags & DROCE_SEND_INLINE) && !atomic && !read;
+	if (inl_ok && total > qp->cap.max_inline_data)
+		return -EINVAL;
+
+	w->wr_id = wr->wr_id;
+	w->opcode = (uint8_t)wr->opcode;
+	w->flags = (uint8_t)wr->send_flags;
+	w->status = DROCE_WC_SUCCESS;
+	w->imm = be32toh(wr->imm_data);
+	w->length = (uint32_t)total;
+	if (atomic) {
+		w->remote_addr = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		w->compare_add = wr->wr.atomic.compare_add;
+		w->swap = wr->wr.atomic.swap;
+	} else {
+		w->remote_addr = wr->wr.rdma.remote_addr;
+		w->rkey = wr->wr.rdma.rkey;
+	}
+	w->nseg = 0;
+	if (inl_ok) {
+		uint32_t off = 0;
+		for (int i = 0; i < wr->num_sge; i++) {
+			const struct droce_sge *s = &wr->sg_list[i];
+			if (s->length)
+				memcpy(inl + off, (const void *)(uintptr_t)s->addr, s->length);
+			off += s->length;
+		}
+		if (off) {
+			w->seg[0].ptr = inl;
+			w->seg[0].len = off;
+			w->nseg = 1;
+		}
+		return 0;
+	}
+	/* Resolve lkeys now; a bad one is not a post error but completes
+	 * with LOC_PROT_ERR when the WQE's turn comes (verbs semantics). */
+	unsigned need = (read || atomic) ? DROCE_ACCESS_LOCAL_WRITE : 0;
+	for (int i = 0; i < wr->num_sge; i++) {
+		const struct droce_sge *s = &wr->sg_list[i];
+		if (!s->length)
+			continue;
+		uint8_t *p = droce_mr_lookup(qp->ctx, s->lkey, s->addr, s->length, need);
+		if (!p) {
+			w->status = DROCE_WC_LOC_PROT_ERR;
+			w->nseg = 0;
+			return 0;
+		}
+		w->seg[w->nseg].ptr = p;
+		w->seg[w->nseg].len = s->length;
+		w->nseg++;
+	}
+	return 0;
+}
+
+int droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr, struct droce_send_wr **bad_wr)
+{
+	if (!qp || !wr) {
+		if (bad_wr)
+			*bad_wr = wr;
+		return -EINVAL;
+	}
+	/* IBTA 10.8.1: the SQ takes WRs in RTS and SQD; droce also takes them in
+	 * SQE/ERR and flushes them at once; RESET/INIT/RTR refuse. */
+	if (qp->state < DROCE_QPS_RTS) {
+		if (bad_wr)
+			*bad_wr = wr;
+		return -EINVAL;
+	}
+	for (; wr; wr = wr->next) {
+		if (qp->sq_tail - qp->sq_una >= qp->cap.max_send_wr) {
+			if (bad_wr)
+				*bad_wr = wr;
+			return -ENOMEM;
+		}
+		uint32_t slot = qp->sq_tail & qp->sq_mask;
+		struct droce_swqe *w = &qp->sq[slot];
+		int rc = prepare_swqe(qp, wr, w,
+				      qp->inline_buf + (size_t)slot * qp->cap.max_inline_data);
+		if (rc) {
+			if (bad_wr)
+				*bad_wr = wr;
+			return rc;
+		}
+		if (qp->state == DROCE_QPS_ERR || qp->state == DROCE_QPS_SQE) {
+			send_wc(qp, w, DROCE_WC_WR_FLUSH_ERR, 0);
+			continue;
+		}
+		qp->sq_tail++;
+	}
+	if (qp->state == DROCE_QPS_RTS)
+		droce_qp_kick(qp);
+	return 0;
+}
+
+int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr, struct droce_recv_wr **bad_wr)
+{
+	if (!qp || !wr || qp->state == DROCE_QPS_RESET) {
+		if (bad_wr)
+			*bad_wr = wr;
+		return -EINVAL;
+	}
+	for (; wr; wr = wr->next) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge ||
+		    (wr->num_sge && !wr->sg_list)) {
+			if (bad_wr)
+				*bad_wr = wr;
+			return -EINVAL;
+		}
+		if (qp->state == DROCE_QPS_ERR) {
+			flush_recv(qp, wr->wr_id);
+			continue;
+		}
+		if (qp->rq_tail - qp->rq_head >= qp->cap.max_recv_wr) {
+			if (bad_wr)
+				*bad_wr = wr;
+			return -ENOMEM;
+		}
+		struct droce_rwqe *r = &qp->rq[qp->rq_tail & qp->rq_mask];
+		r->wr_id = wr->wr_id;
+		r->status = DROCE_WC_SUCCESS;
+		r->nseg = 0;
+		uint64_t total = 0;
+		for (int i = 0; i < wr->num_sge; i++) {
+			const struct droce_sge *s = &wr->sg_list[i];
+			total += s->length;
+			if (!s->length)
+				continue;
+			uint8_t *p = droce_mr_lookup(qp->ctx, s->lkey, s->addr, s->length,
+						     DROCE_ACCESS_LOCAL_WRITE);
+			if (!p) {
+				r->status = DROCE_WC_LOC_PROT_ERR;
+				continue;
+			}
+			r->seg[r->nseg].ptr = p;
+			r->seg[r->nseg].len = s->length;
+			r->nseg++;
+		}
+		r->length = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+		qp->rq_tail++;
+	}
+	return 0;
+}
+
+/* ----------------------------------------------------------- transmit -- */
+
+int droce_qp_xmit(struct droce_qp *qp, const struct droce_hdrs *h,
+		  const struct droce_seg *seg, unsigned nseg, uint64_t now)
+{
+	struct droce_ctx *ctx = qp->ctx;
+	struct droce_tx_frame f;
+	size_t hl = droce_build_hdrs(ctx->scratch, sizeof(ctx->scratch), h);
+	if (!hl)
+		return -EINVAL;
+	size_t l3 = droce_build_l3_off(h);
+	uint32_t crc = droce_icrc_begin(ctx->scratch + l3, droce_build_l3_kind(h), hl - l3);
+	f.hdr = ctx->scratch;
+	f.hdr_len = (uint32_t)hl;
+	f.nseg = (uint8_t)nseg;
+	for (unsigned i = 0; i < nseg; i++) {
+		f.seg[i].addr = seg[i].ptr;
+		f.seg[i].len = seg[i].len;
+		crc = droce_icrc_update(crc, seg[i].ptr, seg[i].len);
+	}
+	f.payload_len = h->payload_len;
+	f.trailer_len = (uint8_t)droce_build_trailer(f.trailer, crc, h->payload_len);
+	int rc = ctx->link.ops->tx(ctx->link.priv, &f, now);
+	if (rc)
+		return rc;
+	ctx->stats.tx_frames++;
+	qp->stats.tx_pkts++;
+	qp->stats.tx_bytes += h->payload_len;
+	return 0;
+}

@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Completer (rxe_comp.c's job): matches ACKs, NAKs, READ responses and
+ * atomic acknowledges to send WQEs, writes READ data and atomic results into
+ * the local SGEs, completes WQEs in order, releases the window, and drives
+ * retries:
+ *   - an ACK or response for PSN p implicitly acknowledges every earlier PSN
+ *     (IBTA 9.7.5.1.3); if that skips over a READ/atomic whose responses have
+ *     not all arrived, those responses were lost: retry from the first
+ *     missing response PSN (an "implicit NAK", as rxe's COMPST_ERROR_RETRY);
+ *   - PSN-sequence NAK: go back to the NAK'd PSN (counts against retry_cnt);
+ *   - RNR NAK: wait the time its syndrome encodes (table 45), then go back,
+ *     up to rnr_retry times (7 = forever);
+ *   - invalid request / remote access / remote operational NAK: the WQE
+ *     completes with REM_INV_REQ_ERR / REM_ACCESS_ERR / REM_OP_ERR, the QP
+ *     moves to ERR and the rest is flushed.
+ */
+#include "core/core.h"
+#include "transport/psn.h"
+#include "wire/opcode.h"
+
+/* IBTA table 45: RNR NAK timer field -> microseconds x 100 (0 = 655.36 ms). */
+static const uint32_t rnr_10us[32] = {
+	65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
+	256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576,
+	32768, 49152,
+};
+
+/** RNR timer code -> nanoseconds. */
+uint64_t droce_rnr_timer_ns(uint8_t code);
+uint64_t droce_rnr_timer_ns(uint8_t code)
+{
+	return (uint64_t)rnr_10us[code & 31] * 10000u;
+}
+
+static inline bool is_rd_atomic(uint8_t op)
+{
+	return op == DROCE_WR_RDMA_READ || op == DROCE_WR_ATOMIC_CMP_AND_SWP ||
+	       op == DROCE_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static enum droce_wc_opcode wc_opcode(uint8_t wr_op)
+{
+	switch (wr_op) {
+	case DROCE_WR_RDMA_WRITE:
+	case DROCE_WR_RDMA_WRITE_WITH_IMM:
+		return DROCE_WC_RDMA_WRITE;
+	case DROCE_WR_RDMA_READ:
+		return DROCE_WC_RDMA_READ;
+	case DROCE_WR_ATOMIC_CMP_AND_SWP:
+		return DROCE_WC_COMP_SWAP;
+	case DROCE_WR_ATOMIC_FETCH_AND_ADD:
+		return DROCE_WC_FETCH_ADD;
+	default:
+		return DROCE_WC_SEND;
+	}
+}
+
+/* Complete the WQE at sq_una successfully (a CQE only when signaled). */
+static void complete_una(struct droce_qp *qp)
+{
+	struct droce_swqe *w = &qp->sq[qp->sq_una & qp->sq_mask];
+	if ((w->flags & DROCE_SEND_SIGNALED) || qp->sq_sig_all) {
+		struct droce_wc wc = {
+			.wr_id = w->wr_id,
+			.status = DROCE_WC_SUCCESS,
+			.opcode = wc_opcode(w->opcode),
+			.byte_len = w->length,
+			.qp_num = qp->qpn,
+		};
+		droce_qp_complete(qp, qp->scq, &wc);
+		if (qp->state == DROCE_QPS_ERR)
+			return; /* CQ overrun flushed everything */
+	}
+	if (is_rd_atomic(w->opcode) && qp->sq_una != qp->sq_cur && qp->rd_inflight)
+		qp->rd_inflight--;
+	if (qp->sq_cur == qp->sq_una) {
+		qp->sq_cur++;
+		qp->cur_pkt = 0;
+	}
+	qp->sq_una++;
+}
+
+/*
+ * Everything up to and including PSN @p p is acknowledged. Completes the
+ * covered SEND/WRITE WQEs; stops at a READ/atomic still waiting for its
+ * responses. @return true if such a WQE was skipped over (responses lost).
+ */
+static bool ack_upto(struct droce_qp *qp, uint32_t p, uint32_t *retry_psn)
+{
+	uint32_t np = droce_psn_add(p, 1);
+	bool retry = false;
+
+	while (qp->sq_una != qp->sq_new && qp->state != DROCE_QPS_ERR) {
+		struct droce_swqe *w = &qp->sq[qp->sq_una & qp->sq_mask];
+		if (is_rd_atomic(w->opcode)) {
+			/* Only responses advance a READ/atomic. */
+			if (droce_psn_diff(np, w->rd_next_psn) > 0) {
+				np = w->rd_next_psn;
+				if (droce_psn_diff(p, w->last_psn) >= 0) {
+					retry = true;
+					*retry_psn = w->rd_next_psn;
+				}
+			}
+			break;
+		}
+		if (droce_psn_diff(w->last_psn, p) > 0)
+			break;
+		complete_una(qp);
+	}
+	if (qp->state != DROCE_QPS_ERR && droce_psn_diff(np, qp->una_psn) > 0 &&
+	    droce_psn_diff(np, qp->snd_max) <= 0)
+		qp->una_psn = np;
+	return retry;
+}
+
+static void update_acked_bseq(struct droce_qp *qp)
+{
+	if (qp->sq_una == qp->sq_new) {
+		qp->acked_bseq = qp->bseq_next;
+		return;
+	}
+	const struct droce_swqe *w = &qp->sq[qp->sq_una & qp->sq_mask];
+	int32_t d = droce_psn_diff(qp->una_psn, w->first_psn);
+	uint64_t off = d > 0 ? (uint64_t)d * qp->mtu : 0;
+	qp->acked_bseq = w->bseq + (off < w->length ? off : w->length);
+}
+
+/* After una_psn may have moved: reset retry counters on progress (9.7.6.1.3),
+ * restart the ACK timer, feed cc, keep the send cursor at or after una. */
+static void after_ack(struct droce_qp *qp, uint32_t old_una, uint64_t now)
+{
+	if (qp->state == DROCE_QPS_ERR)
+		return;
+	int32_t adv = droce_psn_diff(qp->una_psn, old_una);
+	if (adv > 0) {
+		uint64_t old_b = qp->acked_bseq;
+		update_acked_bseq(qp);
+		qp->retry_left = qp->attr.retry_cnt;
+		qp->rnr_left = qp->attr.rnr_retry;
+		qp->gap_retry = false;
+		qp->cc->on_ack(&qp->ccs, (uint32_t)adv, qp->acked_bseq - old_b, now);
+		if (qp->una_psn == qp->snd_max || !qp->timeout_ns)
+			qp->rto_deadline = 0;
+		else {
+			qp->rto_deadline = now + qp->timeout_ns;
+			droce_ctx_timer_at(qp->ctx, qp->rto_deadline);
+		}
+	}
+	if (droce_psn_diff(qp->cur_psn, qp->una_psn) < 0)
+		droce_req_rewind(qp, qp->una_psn);
+	droce_qp_kick(qp);
+}
+
+/* Go back to @p psn because of a NAK or a detected response gap. */
+static void retry_from(struct droce_qp *qp, uint32_t psn, uint64_t now)
+{
+	if (qp->retry_left == 0) {
+		droce_qp_fail_send(qp, DROCE_WC_RETRY_EXC_ERR, 0);
+		return;
+	}
+	qp->retry_left--;
+	qp->stats.retrans_nak++;
+	qp->cc->on_loss(&qp->ccs, false, now);
+	qp->gap_retry = true;
+	droce_req_rewind(qp, psn);
+	if (qp->timeout_ns) {
+		qp->rto_deadline = now + qp->timeout_ns;
+		droce_ctx_timer_at(qp->ctx, qp->rto_deadline);
+	}
+}
+
+static void on_rnr(struct droce_qp *qp, uint32_t psn, uint8_t code, uint64_t now)
+{
+	if (qp->attr.rnr_retry != 7) { /* 7 = retry forever (9.7.5.2.8) */
+		if (qp->rnr_left == 0) {
+			droce_qp_fail_send(qp, DROCE_WC_RNR_RETRY_EXC_ERR, DROCE_AETH_RNR_NAK | code);
+			return;
+		}
+		qp->rnr_left--;
+	}
+	droce_req_rewind(qp, psn);
+	qp->rnr_wait = true;
+	qp->rto_deadline = 0;
+	qp->rnr_deadline = now + droce_rnr_timer_ns(code);
+	droce_ctx_timer_at(qp->ctx, qp->rnr_deadline);
+}
+
+static enum droce_wc_status nak_status(uint8_t code)
+{
+	switch (code) {
+	case DROCE_NAK_INVALID_REQ:
+	case DROCE_NAK_INVALID_RD_REQ:
+		return DROCE_WC_REM_INV_REQ_ERR;
+	case DROCE_NAK_REMOTE_ACCESS:
+		return DROCE_WC_REM_ACCESS_ERR;
+	case DROCE_NAK_REMOTE_OP:
+		return DROCE_WC_REM_OP_ERR;
+	default:
+		return DROCE_WC_BAD_RESP_ERR;
+	}
+}
+
+static void on_ack_pkt(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now)
+{
+	uint32_t psn = pkt->h.bth.psn, old_una = qp->una_psn, rpsn = 0;
+	uint8_t syn = pkt->h.ext.aeth.syndrome;
+	uint8_t val = syn & DROCE_AETH_VALUE_MASK;
+
+	switch (syn & DROCE_AETH_TYPE_MASK) {
+	case DROCE_AETH_ACK: {
+		/* The credit field is information only: droce does not do
+		 * end-to-end credits (its window is cc's). */
+		qp->stats.acks_rcvd++;
+		bool retry = ack_upto(qp, psn, &rpsn);
+		after_ack(qp, old_una, now);
+		if (retry && qp->state != DROCE_QPS_ERR && !qp->gap_retry)
+			retry_from(qp, rpsn, now);
+		return;
+	}
+	case DROCE_AETH_RNR_NAK: {
+		qp->stats.rnr_nak_rcvd++;
+		bool retry = ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK), &rpsn);
+		after_ack(qp, old_una, now);
+		if (qp->state == DROCE_QPS_ERR)
+			return;
+		if (retry) {
+			if (!qp->gap_retry)
+				retry_from(qp, rpsn, now);
+			return;
+		}
+		on_rnr(qp, psn, val, now);
+		return;
+	}
+	case DROCE_AETH_NAK: {
+		if (val < 5)
+			qp->stats.nak_rcvd[val]++;
+		bool retry = ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK), &rpsn);
+		after_ack(qp, old_una, now);
+		if (qp->state == DROCE_QPS_ERR)
+			return;
+		if (val == DROCE_NAK_PSN_SEQ_ERR) {
+			retry_from(qp, retry ? rpsn : psn, now);
+			return;
+		}
+		droce_qp_fail_send(qp, nak_status(val), syn);
+		return;
+	}
+	default:
+		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_UNEXPECTED_RESP);
+		return;
+	}
+}
+
+static void on_read_resp(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now)
+{
+	uint32_t psn = pkt->h.bth.psn, old_una = qp->una_psn, rpsn = 0;
+	bool retry = ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK), &rpsn);
+	if (retry) {
+		after_ack(qp, old_una, now);
+		if (qp->state != DROCE_QPS_ERR && !qp->gap_retry)
+			retry_from(qp, rpsn, now);
+		return;
+	}
+	if (qp->state == DROCE_QPS_ERR || qp->sq_una == qp->sq_new) {
+		after_ack(qp, old_una, now);
+		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_UNEXPECTED_RESP);
+		return;
+	}
+	struct droce_swqe *w = &qp->sq[qp->sq_una & qp->sq_mask];
+	if (w->opcode != DROCE_WR_RDMA_READ || droce_psn_diff(psn, w->first_psn) < 0 ||
+	    droce_psn_diff(psn, w->last_psn) > 0) {
+		after_ack(qp, old_una, now);
+		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_UNEXPECTED_RESP);
+		return;
+	}
+	int32_t d = droce_psn_diff(psn, w->rd_next_psn);
+	if (d < 0) {
+		after_ack(qp, old_una, now);
+		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_STALE_RESP);
+		return;
+	}
+	if (d > 0) {
+		/* A response went missing: re-issue the READ for the rest
+		 * (9.7.5.1.5), once per gap. */
+		after_ack(qp, old_una, now);
+		if (!qp->gap_retry && qp->state != DROCE_QPS_ERR)
+			retry_from(qp, w->rd_next_psn, now);
+		else
+			droce_ctx_drop(qp->ctx, qp, DROCE_DROP_OUT_OF_SEQ);
+		return;
+	}
+	uint32_t idx = (uint32_t)droce_psn_diff(psn, w->first_psn);
+	uint32_t off = idx * qp->mtu;
+	uint32_t left = w->length > off ? w->length - off : 0;
+	uint32_t expect = left < qp->mtu ? left : qp->mtu;
+	bool last = psn == w->last_psn;
+	uint16_t f = pkt->op->flags;
+	bool op_ok = last ? (f & DROCE_OPF_LAST) != 0 : !(f & DROCE_OPF_LAST);
+	if (!op_ok || pkt->h.payload_len != expect) {
+		after_ack(qp, old_una, now);
+		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_BAD_RESP_LEN);
+		return;
+	}
+	droce_seg_copy_in(w->seg, w->nseg, off, pkt->payload, expect);
+	w->rd_next_psn = droce_psn_add(psn, 1);
+	qp->una_psn = w->rd_next_psn;
+	if (last)
+		complete_una(qp);
+	after_ack(qp, old_una, now);
+}
+
+static void on_atomic_ack(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now)
+{
+	uint32_t psn = pkt->h.bth.psn, old_una = qp->una_psn, rpsn = 0;
+	bool retry = ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK), &rpsn);
+	if (retry) {
+		after_ack(qp, old_una, now);
+		if (qp->state != DROCE_QPS_ERR && !qp->gap_retry)
+			retry_from(qp, rpsn, now);
+		return;
+	}
+	struct droce_swqe *w = qp->sq_una != qp->sq_new ? &qp->sq[qp->sq_una & qp->sq_mask] : NULL;
+	if (qp->state == DROCE_QPS_ERR || !w ||
+	    (w->opcode != DROCE_WR_ATOMIC_CMP_AND_SWP && w->opcode != DROCE_WR_ATOMIC_FETCH_AND_ADD) ||
+	    psn != w->first_psn || w->rd_next_psn != psn) {
+		after_ack(qp, old_una, now);
+		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_UNEXPECTED_RESP);
+		return;
+	}
+	uint64_t orig = pkt->h.ext.atomic_ack;
+	if (w->nseg)
+		memcpy(w->seg[0].ptr, &orig, sizeof(orig)); /* host order, as verbs */
+	w->rd_next_psn = droce_psn_add(psn, 1);
+	qp->una_psn = w->rd_next_psn;
+	complete_una(qp);
+	after_ack(qp, old_una, now);
+}
+
+void droce_comp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now)
+{
+	if (qp->state != DROCE_QPS_RTS && qp->state != DROCE_QPS_SQD &&
+	    qp->state != DROCE_QPS_SQE) {
+		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_QP_STATE);
+		return;
+	}
+	qp->stats.rx_pkts++;
+	qp->stats.rx_bytes += pkt->h.payload_len;
+	if (pkt->h.net.ecn == 3)
+		qp->stats.ecn_marked++;
+	uint32_t psn = pkt->h.bth.psn;
+	if (droce_psn_diff(psn, qp->snd_max) >= 0) {
+		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_GHOST_RESP);
+		return;
+	}
+	if (droce_psn_diff(psn, qp->una_psn) < 0) {
+		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_STALE_RESP);
+		return;
+	}
+	uint16_t f = pkt->op->flags;
+	if (f & DROCE_OPF_ACK)
+		on_ack_pkt(qp, pkt, now);
+	else if (f & DROCE_OPF_READ)
+		on_read_resp(qp, pkt, now);
+	else if (f & DROCE_OPF_ATOMIC)
+		on_atomic_ack(qp, pkt, now);
+	else
+		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_UNEXPECTED_RESP);
+}
+
+void droce_comp_cnp(struct droce_qp *qp, uint64_t now)
+{
+	qp->stats.cnp_rcvd++;
+	qp->cc->on_cnp(&qp->ccs, now);
+}

@@ -1,0 +1,655 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Responder (rxe_resp.c's shape): a request packet walks a fixed sequence of
+ * checks, one static function per state, each returning the next state,
+ * until it is executed and acknowledged or turned into a NAK:
+ *
+ *   CHK_PSN -> CHK_OP_SEQ -> CHK_OP_VALID -> CHK_LENGTH -> CHK_RESOURCE
+ *   -> CHK_RKEY -> EXECUTE -> DONE
+ *
+ * with side exits DUPLICATE, OUT_OF_SEQ, RNR and the error states that
+ * queue a NAK (IBTA 9.7.5.2, 9.9.3). Checks that can fail do so before any
+ * byte of the target memory is written.
+ *
+ * Output (ACK/NAK, READ responses, atomic acknowledges) is queued here and
+ * sent by droce_resp_tx() in PSN order: response streams first, then the
+ * single coalesced ACK/NAK slot, which therefore never overtakes a READ
+ * response for an earlier PSN.
+ */
+#include <endian.h>
+#include <errno.h>
+
+#include "core/core.h"
+#include "transport/psn.h"
+#include "wire/opcode.h"
+
+enum resp_state {
+	RESPST_CHK_PSN,
+	RESPST_CHK_OP_SEQ,
+	RESPST_CHK_OP_VALID,
+	RESPST_CHK_LENGTH,
+	RESPST_CHK_RESOURCE,
+	RESPST_CHK_RKEY,
+	RESPST_EXECUTE,
+	RESPST_DUPLICATE,
+	RESPST_OUT_OF_SEQ,
+	RESPST_RNR,
+	RESPST_ERR_INVALID_REQ,   /* NAK invalid request, QP -> ERR */
+	RESPST_ERR_ACCESS,        /* NAK remote access, QP -> ERR */
+	RESPST_ERR_LENGTH,        /* SEND too long: LOC_LEN_ERR + NAK invalid request */
+	RESPST_ERR_RWQE,          /* receive WQE with a bad lkey: LOC_PROT_ERR + NAK remote op */
+	RESPST_DONE,
+	RESPST_EXIT,
+};
+
+struct resp_ctx {
+	struct droce_qp *qp;
+	const struct droce_pkt *pkt;
+	uint64_t now;
+	uint16_t flags;      /* opcode flags */
+	uint32_t psn;
+	uint32_t plen;
+	uint8_t *target;     /* WRITE/READ/atomic: resolved memory */
+};
+
+void droce_resp_reset(struct droce_qp *qp)
+{
+	qp->epsn = qp->msn = 0;
+	qp->in_msg = 0;
+	qp->recv_off = 0;
+	qp->wr_ptr = NULL;
+	qp->wr_left = qp->wr_len = 0;
+	qp->nak_gap = false;
+	qp->resp_err = false;
+	qp->ack_pending = false;
+	qp->cnp_pending = false;
+	qp->last_cnp = 0;
+	qp->job_head = qp->job_tail = 0;
+	qp->jobs_new = 0;
+	qp->res_next = 0;
+	memset(qp->res, 0, sizeof(qp->res));
+}
+
+/* ------------------------------------------------------------ output -- */
+
+static void queue_ack(struct droce_qp *qp, uint32_t psn, bool in_seq)
+{
+	if (qp->ack_pending && (qp->ack_syndrome & DROCE_AETH_TYPE_MASK) != DROCE_AETH_ACK) {
+		/* A NAK is pending. Only a new in-sequence packet resolves a
+		 * sequence NAK (the gap closed by reordering); nothing replaces
+		 * an RNR or fatal NAK. */
+		if (!in_seq || qp->resp_err ||
+		    qp->ack_syndrome != (DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR))
+			return;
+	}
+	qp->ack_pending = true;
+	/* 9.7.7.2: droce does no end-to-end credits: "invalid credit count". */
+	qp->ack_syndrome = DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID;
+	qp->ack_psn = psn;
+	droce_qp_kick(qp);
+}
+
+static void queue_nak(struct droce_qp *qp, uint8_t syndrome, uint32_t psn, bool fatal)
+{
+	if (qp->resp_err)
+		return;
+	qp->ack_pending = true;
+	qp->ack_syndrome = syndrome;
+	qp->ack_psn = psn;
+	if (fatal)
+		qp->resp_err = true;
+	droce_qp_kick(qp);
+}
+
+static struct droce_resp_job *job_push(struct droce_qp *qp)
+{
+	if (qp->job_tail - qp->job_head >= DROCE_RESP_JOBS)
+		return NULL;
+	struct droce_resp_job *j = &qp->jobs[qp->job_tail % DROCE_RESP_JOBS];
+	qp->job_tail++;
+	droce_qp_kick(qp);
+	return j;
+}
+
+/* A READ response or atomic ACK implicitly acknowledges earlier PSNs
+ * (9.7.5.1.3), so a plain ACK pending for them need not go out. */
+static void drop_plain_ack(struct droce_qp *qp)
+{
+	if (qp->ack_pending && (qp->ack_syndrome & DROCE_AETH_TYPE_MASK) == DROCE_AETH_ACK)
+		qp->ack_pending = false;
+}
+
+static void recv_wc(struct droce_qp *qp, const struct droce_rwqe *r, enum droce_wc_status st,
+		    enum droce_wc_opcode op, uint32_t len, const struct droce_pkt *pkt)
+{
+	struct droce_wc wc = {
+		.wr_id = r->wr_id,
+		.status = st,
+		.opcode = op,
+		.byte_len = len,
+		.qp_num = qp->qpn,
+		.src_qp = qp->attr.dest_qp_num,
+	};
+	if (pkt && st == DROCE_WC_SUCCESS) {
+		if (pkt->op->flags & DROCE_OPF_IMM) {
+			wc.wc_flags |= DROCE_WC_WITH_IMM;
+			wc.imm_data = htobe32(pkt->h.ext.imm);
+		}
+		if (pkt->op->flags & DROCE_OPF_INV) {
+			wc.wc_flags |= DROCE_WC_WITH_INV;
+			wc.invalidated_rkey = pkt->h.ext.ieth_rkey;
+		}
+	}
+	droce_qp_complete(qp, qp->rcq, &wc);
+}
+
+/* ------------------------------------------------------------ states -- */
+
+static enum resp_state chk_psn(struct resp_ctx *c)
+{
+	struct droce_qp *qp = c->qp;
+	int32_t d = droce_psn_diff(c->psn, qp->epsn);
+	if (d > 0)
+		return RESPST_OUT_OF_SEQ;
+	if (d < 0)
+		return RESPST_DUPLICATE;
+	qp->nak_gap = false;
+	return RESPST_CHK_OP_SEQ;
+}
+
+/* 9.8.3: a message is FIRST MIDDLE* LAST or ONLY, of one kind. */
+static enum resp_state chk_op_seq(struct resp_ctx *c)
+{
+	uint16_t f = c->flags;
+	uint16_t kind = f & (DROCE_OPF_SEND | DROCE_OPF_WRITE);
+	if (c->qp->in_msg) {
+		if (kind != c->qp->in_msg || (f & DROCE_OPF_FIRST))
+			return RESPST_ERR_INVALID_REQ;
+	} else if (!(f & DROCE_OPF_FIRST)) {
+		return RESPST_ERR_INVALID_REQ;
+	}
+	return RESPST_CHK_OP_VALID;
+}
+
+/* The QP's remote access enables (qp_access_flags) gate RDMA and atomics. */
+static enum resp_state chk_op_valid(struct resp_ctx *c)
+{
+	unsigned acc = c->qp->attr.qp_access_flags;
+	uint16_t f = c->flags;
+	if ((f & DROCE_OPF_INV) || droce_opcode_service(c->pkt->h.bth.opcode) != DROCE_SVC_RC)
+		return RESPST_ERR_INVALID_REQ; /* droce has no memory windows to invalidate */
+	if ((f & DROCE_OPF_WRITE) && !(acc & DROCE_ACCESS_REMOTE_WRITE))
+		return RESPST_ERR_ACCESS;
+	if ((f & DROCE_OPF_READ) && !(acc & DROCE_ACCESS_REMOTE_READ))
+		return RESPST_ERR_ACCESS;
+	if ((f & DROCE_OPF_ATOMIC) && !(acc & DROCE_ACCESS_REMOTE_ATOMIC))
+		return RESPST_ERR_ACCESS;
+	return RESPST_CHK_LENGTH;
+}
+
+/* 9.7.1 / C9-?: FIRST and MIDDLE carry exactly one PMTU, LAST 1..PMTU,
+ * ONLY 0..PMTU; WRITE payloads must fit the RETH length. */
+static enum resp_state chk_length(struct resp_ctx *c)
+{
+	struct droce_qp *qp = c->qp;
+	uint16_t f = c->flags;
+	uint32_t mtu = qp->mtu;
+	if (!(f & DROCE_OPF_PAYLOAD))
+		return RESPST_CHK_RESOURCE;
+	if ((f & DROCE_OPF_ONLY) == DROCE_OPF_ONLY) {
+		if (c->plen > mtu)
+			return RESPST_ERR_INVALID_REQ;
+	} else if (f & DROCE_OPF_LAST) {
+		if (c->plen == 0 || c->plen > mtu)
+			return RESPST_ERR_INVALID_REQ;
+	} else if (c->plen != mtu) {
+		return RESPST_ERR_INVALID_REQ;
+	}
+	if (f & DROCE_OPF_WRITE) {
+		uint32_t left = (f & DROCE_OPF_FIRST) ? c->pkt->h.ext.reth.dma_len : qp->wr_left;
+		if (c->plen > left)
+			return RESPST_ERR_INVALID_REQ;
+		if ((f & DROCE_OPF_LAST) && c->plen != left)
+			return RESPST_ERR_INVALID_REQ;
+		if ((f & DROCE_OPF_FIRST) && !(f & DROCE_OPF_LAST) && left <= mtu)
+			return RESPST_ERR_INVALID_REQ;
+	}
+	return RESPST_CHK_RESOURCE;
+}
+
+static enum resp_state chk_resource(struct resp_ctx *c)
+{
+	struct droce_qp *qp = c->qp;
+	uint16_t f = c->flags;
+	bool need_rwqe = (f & DROCE_OPF_SEND) ? (f & DROCE_OPF_FIRST) != 0
+					       : (f & DROCE_OPF_RWQE) != 0;
+	if (need_rwqe) {
+		if (qp->rq_head == qp->rq_tail)
+			return RESPST_RNR;
+		const struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
+		if (r->status != DROCE_WC_SUCCESS)
+			return RESPST_ERR_RWQE;
+		if (f & DROCE_OPF_SEND)
+			qp->recv_off = 0;
+	}
+	if (f & DROCE_OPF_SEND) {
+		const struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
+		if ((uint64_t)qp->recv_off + c->plen > r->length)
+			return RESPST_ERR_LENGTH;
+	}
+	if (f & (DROCE_OPF_READ | DROCE_OPF_ATOMIC)) {
+		uint32_t max = qp->attr.max_dest_rd_atomic ? qp->attr.max_dest_rd_atomic : 1;
+		/* 9.7.5.2.x: more outstanding READ/atomics than negotiated. */
+		if (qp->jobs_new >= max || qp->job_tail - qp->job_head >= DROCE_RESP_JOBS)
+			return RESPST_ERR_INVALID_REQ;
+	}
+	return RESPST_CHK_RKEY;
+}
+
+/* 9.7.4.1.x / 10.6.3: R_Key, bounds and access before any byte moves.
+ * A zero-length RDMA WRITE/READ does not validate its R_Key. */
+static enum resp_state chk_rkey(struct resp_ctx *c)
+{
+	struct droce_qp *qp = c->qp;
+	const struct droce_ext_fields *e = &c->pkt->h.ext;
+	uint16_t f = c->flags;
+	if (f & DROCE_OPF_ATOMIC) {
+		if (e->atomic.va & 7)
+			return RESPST_ERR_INVALID_REQ; /* 9.4.5: misaligned atomic */
+		c->target = droce_mr_lookup(qp->ctx, e->atomic.rkey, e->atomic.va, 8,
+					    DROCE_ACCESS_REMOTE_ATOMIC);
+		return c->target ? RESPST_EXECUTE : RESPST_ERR_ACCESS;
+	}
+	if ((f & (DROCE_OPF_WRITE | DROCE_OPF_READ)) && (f & DROCE_OPF_FIRST) &&
+	    (c->pkt->op->hdrs & DROCE_HDR_RETH)) {
+		if (e->reth.dma_len == 0) {
+			c->target = NULL;
+			return RESPST_EXECUTE;
+		}
+		unsigned acc = (f & DROCE_OPF_READ) ? DROCE_ACCESS_REMOTE_READ
+						    : DROCE_ACCESS_REMOTE_WRITE;
+		c->target = droce_mr_lookup(qp->ctx, e->reth.rkey, e->reth.va, e->reth.dma_len, acc);
+		return c->target ? RESPST_EXECUTE : RESPST_ERR_ACCESS;
+	}
+	return RESPST_EXECUTE;
+}
+
+static void record_res(struct droce_qp *qp, uint8_t type, uint32_t first, uint32_t last,
+		       uint64_t orig)
+{
+	struct droce_rd_res *r = &qp->res[qp->res_next % DROCE_QP_MAX_RD_ATOMIC];
+	qp->res_next++;
+	r->type = type;
+	r->first_psn = first;
+	r->last_psn = last;
+	r->orig = orig;
+}
+
+static enum resp_state execute(struct resp_ctx *c)
+{
+	struct droce_qp *qp = c->qp;
+	const struct droce_pkt *pkt = c->pkt;
+	uint16_t f = c->flags;
+
+	if (f & DROCE_OPF_SEND) {
+		struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
+		droce_seg_copy_in(r->seg, r->nseg, qp->recv_off, pkt->payload, c->plen);
+		qp->recv_off += c->plen;
+		qp->epsn = droce_psn_add(c->psn, 1);
+		if (f & DROCE_OPF_LAST) {
+			recv_wc(qp, r, DROCE_WC_SUCCESS, DROCE_WC_RECV, qp->recv_off, pkt);
+			qp->rq_head++;
+			qp->msn = (qp->msn + 1) & DROCE_MSN_MASK;
+			qp->in_msg = 0;
+		} else {
+			qp->in_msg = DROCE_OPF_SEND;
+		}
+		queue_ack(qp, c->psn, true);
+		return RESPST_DONE;
+	}
+	if (f & DROCE_OPF_WRITE) {
+		if (f & DROCE_OPF_FIRST) {
+			qp->wr_ptr = c->target;
+			qp->wr_len = qp->wr_left = pkt->h.ext.reth.dma_len;
+		}
+		if (c->plen) {
+			memcpy(qp->wr_ptr, pkt->payload, c->plen);
+			qp->wr_ptr += c->plen;
+			qp->wr_left -= c->plen;
+		}
+		qp->epsn = droce_psn_add(c->psn, 1);
+		if (f & DROCE_OPF_LAST) {
+			if (f & DROCE_OPF_RWQE) {
+				struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
+				recv_wc(qp, r, DROCE_WC_SUCCESS, DROCE_WC_RECV_RDMA_WITH_IMM, qp->wr_len, pkt);
+				qp->rq_head++;
+			}
+			qp->msn = (qp->msn + 1) & DROCE_MSN_MASK;
+			qp->in_msg = 0;
+		} else {
+			qp->in_msg = DROCE_OPF_WRITE;
+		}
+		queue_ack(qp, c->psn, true);
+		return RESPST_DONE;
+	}
+	if (f & DROCE_OPF_READ) {
+		uint32_t len = pkt->h.ext.reth.dma_len;
+		uint32_t n = len ? (uint32_t)(((uint64_t)len + qp->mtu - 1) / qp->mtu) : 1;
+		uint32_t last = droce_psn_add(c->psn, n - 1);
+		struct droce_resp_job *j = job_push(qp);
+		j->type = DROCE_RES_READ;
+		j->started = false;
+		j->dup = false;
+		j->psn = c->psn;
+		j->last_psn = last;
+		j->ptr = c->target;
+		j->left = len;
+		qp->jobs_new++;
+		record_res(qp, DROCE_RES_READ, c->psn, last, 0);
+		qp->epsn = droce_psn_add(last, 1);
+		qp->msn = (qp->msn + 1) & DROCE_MSN_MASK;
+		drop_plain_ack(qp);
+		return RESPST_DONE;
+	}
+	/* Atomic (9.4.5): executed once here; duplicates replay the result. */
+	uint64_t orig, val;
+	memcpy(&orig, c->target, 8);
+	if (pkt->h.bth.opcode == DROCE_OP_RC_COMPARE_SWAP)
+		val = orig == pkt->h.ext.atomic.compare ? pkt->h.ext.atomic.swap_add : orig;
+	else
+		val = orig + pkt->h.ext.atomic.swap_add;
+	memcpy(c->target, &val, 8);
+	struct droce_resp_job *j = job_push(qp);
+	j->type = DROCE_RES_ATOMIC;
+	j->dup = false;
+	j->psn = j->last_psn = c->psn;
+	j->orig = orig;
+	qp->jobs_new++;
+	record_res(qp, DROCE_RES_ATOMIC, c->psn, c->psn, orig);
+	qp->epsn = droce_psn_add(c->psn, 1);
+	qp->msn = (qp->msn + 1) & DROCE_MSN_MASK;
+	drop_plain_ack(qp);
+	return RESPST_DONE;
+}
+
+static const struct droce_rd_res *find_res(const struct droce_qp *qp, uint8_t type, uint32_t psn)
+{
+	for (unsigned i = 0; i < DROCE_QP_MAX_RD_ATOMIC; i++) {
+		const struct droce_rd_res *r = &qp->res[i];
+		if (r->type == type && droce_psn_diff(psn, r->first_psn) >= 0 &&
+		    droce_psn_diff(psn, r->last_psn) <= 0)
+			return r;
+	}
+	return NULL;
+}
+
+/* 9.7.5.1.x duplicates: SEND/WRITE are re-ACKed (never re-executed); a READ
+ * is answered again from its original resources, with the address and
+ * length the (possibly re-issued, shorter) request carries; an atomic is
+ * answered from the replay ring and never executed twice. */
+static enum resp_state duplicate(struct resp_ctx *c)
+{
+	struct droce_qp *qp = c->qp;
+	const struct droce_pkt *pkt = c->pkt;
+	uint16_t f = c->flags;
+	qp->stats.dup_reqs++;
+
+	if (f & DROCE_OPF_READ) {
+		const struct droce_rd_res *r = find_res(qp, DROCE_RES_READ, c->psn);
+		if (!r) {
+			droce_ctx_drop(qp->ctx, qp, DROCE_DROP_DUP_NO_RES);
+			return RESPST_EXIT;
+		}
+		uint32_t len = pkt->h.ext.reth.dma_len;
+		uint32_t n = len ? (uint32_t)(((uint64_t)len + qp->mtu - 1) / qp->mtu) : 1;
+		uint32_t last = droce_psn_add(c->psn, n - 1);
+		const uint8_t *p = NULL;
+		if (droce_psn_diff(last, r->last_psn) != 0 ||
+		    !(qp->attr.qp_access_flags & DROCE_ACCESS_REMOTE_READ) ||
+		    (len && !(p = droce_mr_lookup(qp->ctx, pkt->h.ext.reth.rkey, pkt->h.ext.reth.va,
+						  len, DROCE_ACCESS_REMOTE_READ)))) {
+			droce_ctx_drop(qp->ctx, qp, DROCE_DROP_DUP_NO_RES);
+			return RESPST_EXIT;
+		}
+		struct droce_resp_job *j = job_push(qp);
+		if (!j) {
+			droce_ctx_drop(qp->ctx, qp, DROCE_DROP_RESP_BUSY);
+			return RESPST_EXIT;
+		}
+		j->type = DROCE_RES_READ;
+		j->started = false;
+		j->dup = true;
+		j->psn = c->psn;
+		j->last_psn = last;
+		j->ptr = p;
+		j->left = len;
+		return RESPST_EXIT;
+	}
+	if (f & DROCE_OPF_ATOMIC) {
+		const struct droce_rd_res *r = find_res(qp, DROCE_RES_ATOMIC, c->psn);
+		if (!r || r->first_psn != c->psn) {
+			droce_ctx_drop(qp->ctx, qp, DROCE_DROP_DUP_NO_RES);
+			return RESPST_EXIT;
+		}
+		struct droce_resp_job *j = job_push(qp);
+		if (!j) {
+			droce_ctx_drop(qp->ctx, qp, DROCE_DROP_RESP_BUSY);
+			return RESPST_EXIT;
+		}
+		j->type = DROCE_RES_ATOMIC;
+		j->dup = true;
+		j->psn = j->last_psn = c->psn;
+		j->orig = r->orig;
+		return RESPST_EXIT;
+	}
+	/* C9-105: ACK again with the latest PSN and the current MSN. */
+	queue_ack(qp, droce_psn_add(qp->epsn, DROCE_PSN_MASK), false);
+	return RESPST_EXIT;
+}
+
+/* 9.7.5.2.2: one PSN-sequence NAK per gap, then silence until the expected
+ * PSN arrives (no NAK storms). */
+static enum resp_state out_of_seq(struct resp_ctx *c)
+{
+	struct droce_qp *qp = c->qp;
+	qp->stats.out_of_seq++;
+	if (qp->nak_gap) {
+		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_OUT_OF_SEQ);
+		return RESPST_EXIT;
+	}
+	qp->nak_gap = true;
+	queue_nak(qp, DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR, qp->epsn, false);
+	return RESPST_EXIT;
+}
+
+/* 9.7.5.2.8: no receive WQE: RNR NAK with our min_rnr_timer; the packet is
+ * not executed and the expected PSN stays. Later packets of the burst are
+ * out of sequence and silently dropped (nak_gap). */
+static enum resp_state rnr(struct resp_ctx *c)
+{
+	struct droce_qp *qp = c->qp;
+	qp->nak_gap = true;
+	queue_nak(qp, DROCE_AETH_RNR_NAK | (qp->attr.min_rnr_timer & DROCE_AETH_VALUE_MASK),
+		  c->psn, false);
+	return RESPST_EXIT;
+}
+
+/* Class C errors (9.9.3): NAK, then the responder QP goes to ERR once the
+ * NAK is out. A receive WQE already consumed completes in error. */
+static enum resp_state err_nak(struct resp_ctx *c, uint8_t code)
+{
+	queue_nak(c->qp, DROCE_AETH_NAK | code, c->psn, true);
+	return RESPST_EXIT;
+}
+
+static enum resp_state err_length(struct resp_ctx *c)
+{
+	struct droce_qp *qp = c->qp;
+	struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
+	recv_wc(qp, r, DROCE_WC_LOC_LEN_ERR, DROCE_WC_RECV, qp->recv_off, NULL);
+	qp->rq_head++;
+	return err_nak(c, DROCE_NAK_INVALID_REQ);
+}
+
+static enum resp_state err_rwqe(struct resp_ctx *c)
+{
+	struct droce_qp *qp = c->qp;
+	struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
+	recv_wc(qp, r, DROCE_WC_LOC_PROT_ERR, DROCE_WC_RECV, 0, NULL);
+	qp->rq_head++;
+	return err_nak(c, DROCE_NAK_REMOTE_OP);
+}
+
+void droce_resp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now)
+{
+	if (qp->state < DROCE_QPS_RTR || qp->state == DROCE_QPS_ERR || qp->resp_err) {
+		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_QP_STATE);
+		return;
+	}
+	qp->stats.rx_pkts++;
+	qp->stats.rx_bytes += pkt->h.payload_len;
+	if (pkt->h.net.ecn == 3) {
+		/* A17.9: congestion experienced; answer with a CNP, rate-limited. */
+		qp->stats.ecn_marked++;
+		if (!qp->last_cnp || now - qp->last_cnp >= DROCE_CNP_INTERVAL_NS) {
+			qp->cnp_pending = true;
+			droce_qp_kick(qp);
+		}
+	}
+	struct resp_ctx c = {
+		.qp = qp,
+		.pkt = pkt,
+		.now = now,
+		.flags = pkt->op->flags,
+		.psn = pkt->h.bth.psn,
+		.plen = pkt->h.payload_len,
+	};
+	enum resp_state s = RESPST_CHK_PSN;
+	while (s != RESPST_DONE && s != RESPST_EXIT) {
+		switch (s) {
+		case RESPST_CHK_PSN: s = chk_psn(&c); break;
+		case RESPST_CHK_OP_SEQ: s = chk_op_seq(&c); break;
+		case RESPST_CHK_OP_VALID: s = chk_op_valid(&c); break;
+		case RESPST_CHK_LENGTH: s = chk_length(&c); break;
+		case RESPST_CHK_RESOURCE: s = chk_resource(&c); break;
+		case RESPST_CHK_RKEY: s = chk_rkey(&c); break;
+		case RESPST_EXECUTE: s = execute(&c); break;
+		case RESPST_DUPLICATE: s = duplicate(&c); break;
+		case RESPST_OUT_OF_SEQ: s = out_of_seq(&c); break;
+		case RESPST_RNR: s = rnr(&c); break;
+		case RESPST_ERR_INVALID_REQ: s = err_nak(&c, DROCE_NAK_INVALID_REQ); break;
+		case RESPST_ERR_ACCESS: s = err_nak(&c, DROCE_NAK_REMOTE_ACCESS); break;
+		case RESPST_ERR_LENGTH: s = err_length(&c); break;
+		case RESPST_ERR_RWQE: s = err_rwqe(&c); break;
+		default: s = RESPST_EXIT; break;
+		}
+	}
+}
+
+/* ------------------------------------------------------------ transmit -- */
+
+static int send_cnp(struct droce_qp *qp, uint64_t now)
+{
+	struct droce_hdrs h = qp->tmpl;
+	h.net.ecn = 0;
+	h.bth.opcode = DROCE_OP_CNP;
+	h.bth.becn = true; /* A17.9.3 */
+	h.bth.psn = 0;
+	h.payload_len = 0;
+	return droce_qp_xmit(qp, &h, NULL, 0, now);
+}
+
+static int send_job_pkt(struct droce_qp *qp, struct droce_resp_job *j, uint64_t now, bool *done)
+{
+	struct droce_hdrs h = qp->tmpl;
+	struct droce_seg seg;
+	unsigned nseg = 0;
+	h.bth.psn = j->psn;
+	h.ext.aeth.syndrome = DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID;
+	h.ext.aeth.msn = qp->msn;
+	if (j->type == DROCE_RES_ATOMIC) {
+		h.bth.opcode = DROCE_OP_RC_ATOMIC_ACKNOWLEDGE;
+		h.ext.atomic_ack = j->orig;
+		h.payload_len = 0;
+		*done = true;
+		return droce_qp_xmit(qp, &h, NULL, 0, now);
+	}
+	uint32_t n = j->left < qp->mtu ? j->left : qp->mtu;
+	bool first = !j->started, last = j->left <= qp->mtu;
+	h.bth.opcode = first && last ? DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY
+		       : first       ? DROCE_OP_RC_RDMA_READ_RESPONSE_FIRST
+		       : last        ? DROCE_OP_RC_RDMA_READ_RESPONSE_LAST
+				     : DROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
+	h.payload_len = n;
+	if (n) {
+		seg.ptr = (uint8_t *)(uintptr_t)j->ptr;
+		seg.len = n;
+		nseg = 1;
+	}
+	int rc = droce_qp_xmit(qp, &h, &seg, nseg, now);
+	if (rc == -ENOBUFS)
+		return rc;
+	j->started = true;
+	j->ptr += n;
+	j->left -= n;
+	j->psn = droce_psn_add(j->psn, 1);
+	*done = last;
+	return 0;
+}
+
+enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned quota,
+				   unsigned *sent)
+{
+	*sent = 0;
+	if (qp->state < DROCE_QPS_RTR || qp->state == DROCE_QPS_ERR)
+		return DROCE_TX_IDLE;
+	if (qp->cnp_pending) {
+		if (*sent >= quota)
+			return DROCE_TX_MORE;
+		if (send_cnp(qp, now) == -ENOBUFS)
+			return DROCE_TX_BUSY;
+		qp->cnp_pending = false;
+		qp->last_cnp = now ? now : 1;
+		qp->stats.cnp_sent++;
+		(*sent)++;
+	}
+	while (qp->job_head != qp->job_tail) {
+		if (*sent >= quota)
+			return DROCE_TX_MORE;
+		struct droce_resp_job *j = &qp->jobs[qp->job_head % DROCE_RESP_JOBS];
+		bool done = false;
+		if (send_job_pkt(qp, j, now, &done) == -ENOBUFS)
+			return DROCE_TX_BUSY;
+		(*sent)++;
+		if (done) {
+			if (!j->dup && qp->jobs_new)
+				qp->jobs_new--;
+			qp->job_head++;
+		}
+	}
+	if (qp->ack_pending) {
+		if (*sent >= quota)
+			return DROCE_TX_MORE;
+		struct droce_hdrs h = qp->tmpl;
+		h.bth.opcode = DROCE_OP_RC_ACKNOWLEDGE;
+		h.bth.psn = qp->ack_psn;
+		h.ext.aeth.syndrome = qp->ack_syndrome;
+		h.ext.aeth.msn = qp->msn;
+		h.payload_len = 0;
+		if (droce_qp_xmit(qp, &h, NULL, 0, now) == -ENOBUFS)
+			return DROCE_TX_BUSY;
+		(*sent)++;
+		qp->ack_pending = false;
+		uint8_t type = qp->ack_syndrome & DROCE_AETH_TYPE_MASK;
+		uint8_t val = qp->ack_syndrome & DROCE_AETH_VALUE_MASK;
+		if (type == DROCE_AETH_ACK)
+			qp->stats.acks_sent++;
+		else if (type == DROCE_AETH_RNR_NAK)
+			qp->stats.rnr_nak_sent++;
+		else if (val < 5)
+			qp->stats.nak_sent[val]++;
+		if (qp->resp_err)
+			droce_qp_to_err(qp); /* class C error: NAK is out, now ERR */
+	}
+	return DROCE_TX_IDLE;
+}
