@@ -10,6 +10,8 @@
                         frames decode exactly like the Ethernet pcap
   robust EXE            every truncation and random corruptions of the
                         fixture frames: one line each, exit 0/1, no crash
+  live EXE              real SLL / SLL2 captures by dumpcap -i any in a
+                        network namespace (root only, else skipped)
   golden EXE GOLDEN     the human summary of the fixtures equals GOLDEN
   tshark-fixtures EXE   field by field against tshark on the fixtures
   tshark-corpus EXE DIR field by field against tshark on DIR/*.pcap
@@ -26,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import roce_fixtures as fx  # noqa: E402
@@ -232,6 +235,69 @@ def check_robust(exe):
     with_fixtures(body)
 
 
+# --- live ------------------------------------------------------------------
+
+def check_live(exe):
+    """Real Linux cooked captures: in a private network namespace, send the
+    fixture frames on lo through AF_PACKET while dumpcap captures on 'any'
+    as LINUX_SLL and LINUX_SLL2; droce-dump must decode every frame exactly
+    as it decodes the Ethernet fixture. Needs root and dumpcap: skips
+    without them (and when the capture cannot be set up)."""
+    dumpcap = shutil.which("dumpcap")
+    if os.geteuid() != 0 or not dumpcap or not shutil.which("ip"):
+        print("SKIP: needs root, ip and dumpcap")
+        return SKIP
+    sent = [(f, fr) for f, fr in fx.good_frames() if f is not None and f.get("vlan") is None]
+    ns = "droce-dump-test-%d" % os.getpid()
+    if subprocess.run(["ip", "netns", "add", ns], stderr=subprocess.PIPE).returncode != 0:
+        print("SKIP: cannot create a network namespace")
+        return SKIP
+    result = [None]
+
+    def body(p, d):
+        subprocess.run(["ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up"], check=True)
+        sender = ("import socket,sys\n"
+                  "s=socket.socket(socket.AF_PACKET,socket.SOCK_RAW)\n"
+                  "s.bind(('lo',0))\n"
+                  "for h in sys.argv[1:]: s.send(bytes.fromhex(h))\n")
+        for dlt in ("LINUX_SLL", "LINUX_SLL2"):
+            out = os.path.join(d, "live-%s.pcap" % dlt)
+            cap = subprocess.Popen(["ip", "netns", "exec", ns, dumpcap, "-i", "any", "-y", dlt,
+                                    "-P", "-c", str(len(sent)), "-a", "duration:20", "-w", out],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            # dumpcap says "Capturing on" once the socket is open
+            line = b""
+            while b"Capturing on" not in line:
+                line = cap.stderr.readline()
+                if not line:
+                    break
+            if b"Capturing on" not in line:
+                cap.wait()
+                print("SKIP: dumpcap did not start")
+                result[0] = SKIP
+                return
+            # ... slightly before its capture socket sees packets
+            time.sleep(1)
+            subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", sender] +
+                           [fr.hex() for _, fr in sent], check=True)
+            cap.communicate(timeout=30)
+            got = dump_json(exe, out, 0)
+            if len(got) != len(sent):
+                print("SKIP: captured %d of %d frames" % (len(got), len(sent)))
+                result[0] = SKIP
+                return
+            for n, (g, (f, _)) in enumerate(zip(got, sent), 1):
+                want = as_pairs(fx.expected_json(dict(f, frame=n)))
+                if g != want:
+                    fail("%s: frame %d:\n   got  %s\n   want %s" % (dlt, n, g, want))
+            print("%s: %d frames from dumpcap -i any decode as sent" % (dlt, len(got)))
+    try:
+        with_fixtures(body)
+    finally:
+        subprocess.run(["ip", "netns", "del", ns])
+    return result[0]
+
+
 # --- golden ----------------------------------------------------------------
 
 def check_golden(exe, golden):
@@ -383,6 +449,7 @@ def main():
         "linktypes": lambda: check_linktypes(exe),
         "golden": lambda: check_golden(exe, arg),
         "robust": lambda: check_robust(exe),
+        "live": lambda: check_live(exe),
         "tshark-fixtures": lambda: check_tshark_fixtures(exe),
         "tshark-corpus": lambda: check_tshark_corpus(exe, arg),
     }
