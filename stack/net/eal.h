@@ -7,8 +7,10 @@
  *
  * What droce_eal_build_argv() adds to the user's own EAL arguments, only
  * when the user did not say otherwise:
- *  - `--in-memory`: no shared runtime files, so any number of droce processes
- *    coexist (unless the user gave --file-prefix, --in-memory or --proc-type);
+ *  - `--in-memory` (with hugepages) or `--no-shconf` (with --no-huge, which
+ *    EAL refuses to combine with --in-memory): no shared runtime files, so
+ *    any number of droce processes coexist (unless the user gave
+ *    --file-prefix, --in-memory, --no-shconf or --proc-type);
  *  - `--no-huge -m MB`: when no hugetlbfs with free pages is mounted (unless
  *    the user gave --no-huge, -m, --socket-mem or --huge-dir);
  *  - `--no-pci`: for vdev-only runs (a shortcut or a --vdev given and no

@@ -160,14 +160,6 @@ int droce_eal_build_argv(const char *prog, int user_argc, char *const *user_argv
 		shortcut = true;
 	}
 
-	if (!has_opt(user_argc, user_argv, "--file-prefix") &&
-	    !has_opt(user_argc, user_argv, "--in-memory") &&
-	    !has_opt(user_argc, user_argv, "--proc-type")) {
-		rc = push(out, "--in-memory");
-		if (rc != 0)
-			goto fail;
-	}
-
 	bool user_mem = has_opt(user_argc, user_argv, "--no-huge") ||
 			has_opt(user_argc, user_argv, "-m") ||
 			has_opt(user_argc, user_argv, "--socket-mem") ||
@@ -186,6 +178,18 @@ int droce_eal_build_argv(const char *prog, int user_argc, char *const *user_argv
 				goto fail;
 			out->no_huge = true;
 		}
+	}
+
+	/* No shared runtime files, so any number of droce processes coexist.
+	 * --in-memory is refused with --no-huge (it implies legacy memory);
+	 * --no-shconf is its equivalent there. */
+	if (!has_opt(user_argc, user_argv, "--file-prefix") &&
+	    !has_opt(user_argc, user_argv, "--in-memory") &&
+	    !has_opt(user_argc, user_argv, "--no-shconf") &&
+	    !has_opt(user_argc, user_argv, "--proc-type")) {
+		rc = push(out, out->no_huge ? "--no-shconf" : "--in-memory");
+		if (rc != 0)
+			goto fail;
 	}
 
 	bool pci_named = has_opt(user_argc, user_argv, "-a") ||

@@ -622,6 +622,7 @@ int droce_port_open_queues(const struct droce_port_conf *conf, struct droce_port
 	struct rte_eth_conf ec;
 	memset(&ec, 0, sizeof(ec));
 	bool multi_seg = (di.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0;
+	bool use_multi_seg = multi_seg || conf->force_multi_seg;
 	bool rx_csum = (di.rx_offload_capa & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM) != 0;
 	bool tx_csum = (di.tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) != 0;
 	if (multi_seg)
@@ -701,8 +702,8 @@ int droce_port_open_queues(const struct droce_port_conf *conf, struct droce_port
 		p->inline_thr = conf->inline_threshold > MAX_INLINE ? MAX_INLINE
 								     : conf->inline_threshold;
 		p->drain_ns = conf->drain_ns;
-		p->multi_seg = multi_seg;
-		p->zc = conf->zero_copy && multi_seg;
+		p->multi_seg = use_multi_seg;
+		p->zc = conf->zero_copy && use_multi_seg;
 		p->seg_max = di.tx_desc_lim.nb_mtu_seg_max;
 		p->iova_va = rte_eal_iova_mode() == RTE_IOVA_VA;
 		p->rx_ip_csum = rx_csum;
@@ -769,7 +770,7 @@ int droce_port_open_queues(const struct droce_port_conf *conf, struct droce_port
 		in->frame_max = p->frame_max;
 		in->roce_mtu = roce_mtu_for(p->frame_max);
 		in->mtu_fallback = fallback;
-		in->multi_seg = multi_seg;
+		in->multi_seg = use_multi_seg;
 		in->zero_copy = p->zc;
 		in->rx_ip_csum = rx_csum;
 		in->tx_ip_csum = tx_csum;

@@ -44,7 +44,8 @@ static void test_memif_defaults_no_huge(void **state)
 	assert_string_equal(a.argv[0], "prog");
 	assert_null(a.argv[a.argc]);
 	assert_int_equal(count(&a, "--vdev=net_memif0,role=server,socket=" DROCE_EAL_MEMIF_SOCKET), 1);
-	assert_int_equal(count(&a, "--in-memory"), 1);
+	assert_int_equal(count(&a, "--in-memory"), 0); /* EAL refuses it with --no-huge */
+	assert_int_equal(count(&a, "--no-shconf"), 1);
 	assert_int_equal(count(&a, "--no-huge"), 1);
 	assert_int_equal(count(&a, "-m256"), 1);
 	assert_int_equal(count(&a, "--no-pci"), 1);
@@ -57,6 +58,8 @@ static void test_memif_defaults_no_huge(void **state)
 	assert_int_equal(droce_eal_build_argv("prog", 0, NULL, &o, &a), 0);
 	assert_int_equal(count(&a, "--vdev=net_memif0,role=client,socket=/tmp/x.sock"), 1);
 	assert_int_equal(count(&a, "--no-huge"), 0);
+	assert_int_equal(count(&a, "--in-memory"), 1);
+	assert_int_equal(count(&a, "--no-shconf"), 0);
 	assert_false(a.no_huge);
 	droce_eal_argv_free(&a);
 }
@@ -96,6 +99,7 @@ static void test_iface_and_user_overrides(void **state)
 	assert_non_null(strstr(v, "framesz=8192"));
 	/* user chose the file prefix and memory: nothing added for those */
 	assert_int_equal(count(&a, "--in-memory"), 0);
+	assert_int_equal(count(&a, "--no-shconf"), 0);
 	assert_int_equal(count(&a, "--no-huge"), 1);
 	assert_null(find_prefix(&a, "-m2"));
 	assert_true(a.no_huge);
@@ -110,7 +114,7 @@ static void test_iface_and_user_overrides(void **state)
 	assert_int_equal(droce_eal_build_argv("p", 2, pci, NULL, &a), 0);
 	assert_int_equal(count(&a, "--no-pci"), 0);
 	assert_null(find_prefix(&a, "--vdev"));
-	assert_int_equal(count(&a, "--in-memory"), 1);
+	assert_int_equal(count(&a, "--in-memory") + count(&a, "--no-shconf"), 1);
 	droce_eal_argv_free(&a);
 
 	/* the user's own --vdev is vdev-only too */
