@@ -57,13 +57,20 @@ static enum droce_parse_result parse_ipv4(struct droce_pkt *p, size_t *end)
 	memcpy(n->dst_ip, ip + 16, 4);
 	if (ip[9] != DROCE_IPPROTO_UDP)
 		return DROCE_PARSE_NOT_ROCE;
+	/* A later fragment carries no UDP header, so nothing says it is RoCE:
+	 * classify it (fragmented DNS, NFS, VXLAN...), do not count it as a
+	 * malformed RoCE packet. */
 	uint16_t frag = droce_get_be16(ip + 6);
-	if (frag & 0x3FFFu) /* MF set or a non-zero offset */
-		return DROCE_PARSE_IP_FRAGMENT;
+	if (frag & 0x1FFFu)
+		return DROCE_PARSE_NOT_ROCE;
 	if (avail < ihl + sizeof(struct droce_udp_hdr))
 		return DROCE_PARSE_TRUNC_UDP;
 	if (droce_get_be16(ip + ihl + 2) != DROCE_UDP_PORT)
 		return DROCE_PARSE_NOT_ROCE;
+	/* A first fragment to 4791: RoCE, but RoCE is never fragmented
+	 * (senders set DF) and the ICRC cannot be checked on a piece. */
+	if (frag & 0x2000u)
+		return DROCE_PARSE_IP_FRAGMENT;
 	if (ihl != 20)
 		return DROCE_PARSE_IPV4_OPTIONS;
 	p->l3_len = droce_get_be16(ip + 2);

@@ -69,6 +69,19 @@ static size_t craft(enum droce_parse_result reason, uint8_t *buf)
 		len = base(buf, DROCE_OP_RC_SEND_ONLY, WT_IPV6, false, 8, &h);
 		buf[L3 + 6] = 6; /* TCP */
 		assert_int_equal(droce_parse(buf, len, &p, 0), DROCE_PARSE_NOT_ROCE);
+		/* fragmented non-RoCE UDP (DNS, NFS, VXLAN) is not malformed
+		 * RoCE: a first fragment to another port ... */
+		len = base(buf, DROCE_OP_RC_SEND_ONLY, WT_IPV4, false, 8, &h);
+		droce_put_be16(buf + L3 + 6, 0x2000); /* MF, offset 0 */
+		droce_put_be16(buf + UDP4 + 2, 53);
+		assert_int_equal(droce_parse(buf, len, &p, 0), DROCE_PARSE_NOT_ROCE);
+		/* ... and a later fragment, which has no UDP header at all
+		 * (even if its first bytes happen to read as port 4791) */
+		len = base(buf, DROCE_OP_RC_SEND_ONLY, WT_IPV4, false, 8, &h);
+		droce_put_be16(buf + L3 + 6, 0x2000 | 185); /* MF, offset 1480 */
+		assert_int_equal(droce_parse(buf, len, &p, 0), DROCE_PARSE_NOT_ROCE);
+		droce_put_be16(buf + L3 + 6, 185); /* last fragment */
+		assert_int_equal(droce_parse(buf, len, &p, 0), DROCE_PARSE_NOT_ROCE);
 		/* IPv4 UDP to another port */
 		len = base(buf, DROCE_OP_RC_SEND_ONLY, WT_IPV4, false, 8, &h);
 		droce_put_be16(buf + UDP4 + 2, 4792);
@@ -105,10 +118,10 @@ static size_t craft(enum droce_parse_result reason, uint8_t *buf)
 		droce_put_be16(buf + L3 + 2, (uint16_t)(droce_get_be16(buf + L3 + 2) + 4));
 		return len + 4;
 	case DROCE_PARSE_IP_FRAGMENT:
+		/* the first fragment of a packet to UDP 4791: RoCE, but RoCE is
+		 * never fragmented (the sender sets DF) */
 		len = base(buf, DROCE_OP_RC_SEND_ONLY, WT_IPV4, false, 8, &h);
-		droce_put_be16(buf + L3 + 6, 0x0001); /* offset 8, no MF */
-		assert_int_equal(droce_parse(buf, len, &p, 0), DROCE_PARSE_IP_FRAGMENT);
-		droce_put_be16(buf + L3 + 6, 0x2000); /* MF */
+		droce_put_be16(buf + L3 + 6, 0x2000); /* MF, offset 0 */
 		return len;
 	case DROCE_PARSE_IP_LEN:
 		len = base(buf, DROCE_OP_RC_SEND_ONLY, WT_IPV4, false, 8, &h);
