@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Semantic comparison of the frames droce sent with the frames expected of
+ * it: opcode, QPN, PSN, SE, P_Key, AETH syndrome and MSN, RETH, AtomicETH,
+ * AtomicAckETH, immediate data, IETH, payload bytes, addresses and a valid
+ * ICRC. UDP source port, IP ID, TTL, DSCP and the AETH credit count differ
+ * legitimately between implementations and are ignored unless the scenario
+ * says "check ...". Prints a frame-by-frame diff a person can read.
+ */
+#ifndef DROCE_REPLAY_COMPARE_H
+#define DROCE_REPLAY_COMPARE_H
+
+#include <stdio.h>
+
+#include "capture.h"
+#include "scenario.h"
+
+/** A frame droce transmitted, made contiguous. */
+struct droce_rp_sent {
+	uint64_t t_ns;           /**< capture-relative virtual time */
+	uint8_t *data;
+	uint32_t len;
+};
+
+/**
+ * Compare @p got (droce's frames, in transmission order) with the frames
+ * the scenario expects (the capture's frames from the side, minus QP1/UD
+ * and skip-frame ones), printing the diff to @p out (NULL: silent).
+ * With "allow ack-coalescing", a positive ACK followed by a later positive
+ * ACK for the same QP, with no other frame for that QP in between, may be
+ * absent on either side: only the last ACK of each such run is compared.
+ * CNPs are compared as a stream of their own (their timing relative to the
+ * ACKs is a rate decision, not a protocol one).
+ * @return the number of differences (0: match).
+ */
+unsigned droce_rp_compare(const struct droce_rp_scenario *s, const struct droce_rp_capture *cap,
+			  const struct droce_rp_sent *got, size_t ngot, FILE *out);
+
+#endif

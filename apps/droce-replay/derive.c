@@ -1,0 +1,1194 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "derive.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frames.h"
+#include "scenario.h"
+#include "wire/hdr.h"
+
+#define PSN_MASK 0xFFFFFFu
+#define MAX_CONNS DROCE_RP_MAX_QPS
+#define MAX_REGIONS (DROCE_RP_MAX_MRS - 3)
+#define MAX_REGION_LEN (64u << 20)
+
+/* a < b in 24-bit PSN space (IBTA 9.7.1: half the space is "behind"). */
+static bool psn_lt(uint32_t a, uint32_t b)
+{
+	uint32_t d = (b - a) & PSN_MASK;
+	return d != 0 && d < 0x800000u;
+}
+
+static uint32_t psn_add(uint32_t a, uint32_t n)
+{
+	return (a + n) & PSN_MASK;
+}
+
+struct fr {
+	const struct droce_rp_frame *f;
+	struct droce_pkt p;
+	enum droce_parse_result r;
+	enum droce_rp_role role;
+	int conn;
+};
+
+struct conn {
+	uint32_t local_qpn, peer_qpn;
+	bool local_known, peer_known;
+	uint8_t peer_ip[16];
+	uint8_t peer_mac[6];
+	bool any_peer;               /* frames to the side on this connection */
+	bool own_started, peer_started;
+	uint32_t sq_psn, rq_psn, own_next, peer_next;
+	uint32_t acked_by_peer;      /* highest PSN the peer acknowledged */
+	bool any_acked_by_peer;
+	uint32_t acked_by_own;
+	bool any_acked_by_own;
+	bool error_nak;              /* an error NAK either way: completions not derived */
+	bool rnr_seen;
+	uint8_t min_rnr_timer;
+	unsigned mtu;
+	unsigned seg_max, max_payload;
+	int cur_own, cur_peer;       /* message being assembled, -1 none */
+};
+
+enum mkind { M_SEND, M_WRITE, M_READ, M_CAS, M_FAA };
+
+struct msg {
+	int conn;
+	bool own;                    /* sent by the side (droce as requester) */
+	enum mkind kind;
+	bool has_imm, complete, dropped, has_orig, applied;
+	uint32_t imm;
+	uint32_t first_psn, last_psn;
+	uint64_t va;
+	uint32_t rkey, dma_len;
+	uint64_t compare, swap_add, orig;
+	uint8_t *data;               /* payload (send/write) or response bytes (own read) */
+	size_t len, cap;
+	uint64_t t_ns;
+	uint64_t rnr_t;              /* the side RNR-NAKed this SEND: post its receive after */
+	bool rnr;
+	uint64_t local_off;          /* in src / dst / rq */
+	uint64_t wr_id;
+	bool solicited;
+};
+
+struct region {
+	uint32_t rkey;
+	uint64_t lo, hi;
+	unsigned access;
+	uint8_t *init, *shadow;
+	uint8_t *known, *written;    /* one byte per byte: simple and small enough */
+};
+
+struct dctx {
+	const struct droce_rp_capture *cap;
+	int ipv;
+	uint8_t ip[16];
+	uint8_t mac[6];
+	bool has_mac;
+	struct fr *fr;
+	size_t nfr;
+	struct conn conns[MAX_CONNS];
+	unsigned nconns;
+	struct msg *msgs;
+	size_t nmsgs;
+	struct region regions[MAX_REGIONS];
+	unsigned nregions;
+	unsigned ignored_ud, skipped_cnp[64], nskipped_cnp, retrans_own;
+	char *err;
+	size_t errlen;
+};
+
+static int dfail(struct dctx *d, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(d->err, d->errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static size_t alen(const struct dctx *d)
+{
+	return d->ipv == 4 ? 4 : 16;
+}
+
+static int new_conn(struct dctx *d)
+{
+	if (d->nconns == MAX_CONNS)
+		return -1;
+	struct conn *c = &d->conns[d->nconns];
+	memset(c, 0, sizeof(*c));
+	c->cur_own = c->cur_peer = -1;
+	c->min_rnr_timer = 0xFF;
+	return (int)d->nconns++;
+}
+
+static int new_msg(struct dctx *d, int conn, bool own, enum mkind k, const struct fr *f)
+{
+	struct msg *nm = realloc(d->msgs, (d->nmsgs + 1) * sizeof(*nm));
+	if (!nm)
+		return -1;
+	d->msgs = nm;
+	struct msg *m = &d->msgs[d->nmsgs];
+	memset(m, 0, sizeof(*m));
+	m->conn = conn;
+	m->own = own;
+	m->kind = k;
+	m->first_psn = m->last_psn = f->p.h.bth.psn;
+	m->t_ns = f->f->t_ns;
+	return (int)d->nmsgs++;
+}
+
+static int msg_append(struct msg *m, const uint8_t *p, size_t n)
+{
+	if (m->len + n > m->cap) {
+		size_t nc = m->cap ? m->cap : 256;
+		while (nc < m->len + n)
+			nc *= 2;
+		uint8_t *nd = realloc(m->data, nc);
+		if (!nd)
+			return -1;
+		m->data = nd;
+		m->cap = nc;
+	}
+	memcpy(m->data + m->len, p, n);
+	m->len += n;
+	return 0;
+}
+
+/* ------------------------------------------------------------ pairing -- */
+
+static int conn_by_local(struct dctx *d, uint32_t qpn)
+{
+	for (unsigned i = 0; i < d->nconns; i++)
+		if (d->conns[i].local_known && d->conns[i].local_qpn == qpn)
+			return (int)i;
+	return -1;
+}
+
+/* The latest connection (generation) to a peer QPN. */
+static int conn_by_peer(struct dctx *d, uint32_t qpn, const uint8_t *ip)
+{
+	for (unsigned i = d->nconns; i-- > 0;)
+		if (d->conns[i].peer_known && d->conns[i].peer_qpn == qpn &&
+		    !memcmp(d->conns[i].peer_ip, ip, alen(d)))
+			return (int)i;
+	return -1;
+}
+
+/*
+ * Pair the side's local QPNs (named by the peer's frames) with the peer's
+ * QPNs (named by the side's frames): a request and its response carry the
+ * same PSN (IBTA 9.7.5.1), one in each direction.
+ */
+static int pair_qps(struct dctx *d)
+{
+	for (size_t i = 0; i < d->nfr; i++) {
+		struct fr *a = &d->fr[i];
+		if (a->role != DROCE_RP_OWN && a->role != DROCE_RP_PEER)
+			continue;
+		uint32_t q = a->p.h.bth.dqpn;
+		const uint8_t *pip = a->role == DROCE_RP_OWN ? a->p.h.net.dst_ip : a->p.h.net.src_ip;
+		int c = a->role == DROCE_RP_OWN ? conn_by_peer(d, q, pip) : conn_by_local(d, q);
+		if (c >= 0)
+			continue;
+		/* Find a frame the other way with the same PSN and the opposite role. */
+		bool req = a->p.op && (a->p.op->flags & DROCE_OPF_REQ);
+		bool cnp = a->p.op && (a->p.op->flags & DROCE_OPF_CNP);
+		int other = -1;
+		for (size_t j = 0; j < d->nfr && other < 0 && !cnp && a->p.op; j++) {
+			struct fr *b = &d->fr[j];
+			if (b->role == a->role || (b->role != DROCE_RP_OWN && b->role != DROCE_RP_PEER) ||
+			    !b->p.op || b->p.h.bth.psn != a->p.h.bth.psn)
+				continue;
+			bool breq = (b->p.op->flags & DROCE_OPF_REQ) != 0;
+			if (breq != req && !(b->p.op->flags & DROCE_OPF_CNP))
+				other = (int)j;
+		}
+		uint32_t local = 0, peer = 0;
+		bool lk = false, pk = false;
+		if (a->role == DROCE_RP_OWN) {
+			peer = q;
+			pk = true;
+			if (other >= 0) {
+				local = d->fr[other].p.h.bth.dqpn;
+				lk = true;
+			}
+		} else {
+			local = q;
+			lk = true;
+			if (other >= 0) {
+				peer = d->fr[other].p.h.bth.dqpn;
+				pk = true;
+			}
+		}
+		/* The other half may already have a connection of its own. */
+		int ca = lk ? conn_by_local(d, local) : -1;
+		int cb = pk ? conn_by_peer(d, peer, pip) : -1;
+		c = ca >= 0 ? ca : cb;
+		if (c < 0 && (c = new_conn(d)) < 0)
+			return dfail(d, "more than %d connections", MAX_CONNS);
+		struct conn *cn = &d->conns[c];
+		if (lk && !cn->local_known) {
+			cn->local_qpn = local;
+			cn->local_known = true;
+		}
+		if (pk && !cn->peer_known) {
+			cn->peer_qpn = peer;
+			cn->peer_known = true;
+		}
+		memcpy(cn->peer_ip, pip, alen(d));
+	}
+	/* Leftovers: one unpaired local QPN and one unpaired peer QPN to the
+	 * same peer are the two halves of one connection. */
+	for (unsigned i = 0; i < d->nconns; i++) {
+		struct conn *a = &d->conns[i];
+		if (a->local_known && a->peer_known)
+			continue;
+		for (unsigned j = i + 1; j < d->nconns; j++) {
+			struct conn *b = &d->conns[j];
+			if (b->local_known == a->local_known || b->peer_known == b->local_known ||
+			    memcmp(a->peer_ip, b->peer_ip, alen(d)))
+				continue;
+			if (!a->local_known) {
+				a->local_qpn = b->local_qpn;
+				a->local_known = true;
+			} else {
+				a->peer_qpn = b->peer_qpn;
+				a->peer_known = true;
+			}
+			*b = d->conns[--d->nconns];
+			break;
+		}
+	}
+	for (unsigned i = 0; i < d->nconns; i++) {
+		struct conn *c = &d->conns[i];
+		if (!c->peer_known)
+			return dfail(d, "frames reach local QPN %#x but the side never sends on that "
+				     "connection: the peer's QPN cannot be inferred", c->local_qpn);
+	}
+	/* Assign frames. */
+	for (size_t i = 0; i < d->nfr; i++) {
+		struct fr *a = &d->fr[i];
+		a->conn = -1;
+		if (a->role == DROCE_RP_OWN)
+			a->conn = conn_by_peer(d, a->p.h.bth.dqpn, a->p.h.net.dst_ip);
+		else if (a->role == DROCE_RP_PEER)
+			a->conn = conn_by_local(d, a->p.h.bth.dqpn);
+		if (a->conn >= 0 && a->role == DROCE_RP_PEER)
+			d->conns[a->conn].any_peer = true;
+	}
+	return 0;
+}
+
+/* A local QPN for a connection the peer never addresses: unused by any. */
+static uint32_t synth_qpn(struct dctx *d)
+{
+	for (uint32_t q = 0x100;; q++) {
+		bool used = false;
+		for (unsigned i = 0; i < d->nconns; i++)
+			used |= d->conns[i].local_known && d->conns[i].local_qpn == q;
+		if (!used)
+			return q;
+	}
+}
+
+static bool valid_mtu(unsigned m)
+{
+	return m == 256 || m == 512 || m == 1024 || m == 2048 || m == 4096;
+}
+
+static int infer_mtu(struct dctx *d)
+{
+	for (size_t i = 0; i < d->nfr; i++) {
+		struct fr *a = &d->fr[i];
+		if (a->conn < 0 || !a->p.op)
+			continue;
+		struct conn *c = &d->conns[a->conn];
+		unsigned fl = a->p.op->flags, pl = a->p.h.payload_len;
+		if (pl > c->max_payload)
+			c->max_payload = pl;
+		/* FIRST and MIDDLE packets carry exactly one path MTU (9.7.7). */
+		if ((fl & DROCE_OPF_PAYLOAD) && (fl & (DROCE_OPF_FIRST | DROCE_OPF_MIDDLE)) &&
+		    !(fl & DROCE_OPF_LAST)) {
+			if (c->seg_max && pl != c->seg_max)
+				return dfail(d, "frame %u: FIRST/MIDDLE payload %u differs from an earlier "
+					     "%u: no single path MTU", a->f->num, pl, c->seg_max);
+			c->seg_max = pl;
+		}
+	}
+	for (unsigned i = 0; i < d->nconns; i++) {
+		struct conn *c = &d->conns[i];
+		if (c->seg_max) {
+			if (!valid_mtu(c->seg_max))
+				return dfail(d, "QP %#x: segments of %u bytes: not a path MTU (256..4096)",
+					     c->peer_qpn, c->seg_max);
+			c->mtu = c->seg_max;
+		} else {
+			c->mtu = 4096; /* nothing was segmented: any MTU >= the largest packet */
+			if (c->max_payload > 4096)
+				return dfail(d, "QP %#x: a %u-byte packet is larger than any path MTU",
+					     c->peer_qpn, c->max_payload);
+		}
+	}
+	return 0;
+}
+
+static unsigned npkts(uint32_t len, unsigned mtu)
+{
+	return len ? (len + mtu - 1) / mtu : 1;
+}
+
+/* ------------------------------------------------------------ regions -- */
+
+static struct region *region_of(struct dctx *d, uint32_t rkey)
+{
+	for (unsigned i = 0; i < d->nregions; i++)
+		if (d->regions[i].rkey == rkey)
+			return &d->regions[i];
+	return NULL;
+}
+
+/* The side NAKed the peer's request at this PSN on this connection with an access error. */
+static bool access_naked(struct dctx *d, int conn, uint32_t psn)
+{
+	for (size_t i = 0; i < d->nfr; i++) {
+		struct fr *a = &d->fr[i];
+		if (a->role == DROCE_RP_OWN && a->conn == conn && a->p.op &&
+		    (a->p.op->hdrs & DROCE_HDR_AETH) && a->p.h.bth.psn == psn &&
+		    a->p.h.ext.aeth.syndrome == (DROCE_AETH_NAK | DROCE_NAK_REMOTE_ACCESS))
+			return true;
+	}
+	return false;
+}
+
+static int collect_regions(struct dctx *d)
+{
+	for (size_t i = 0; i < d->nfr; i++) {
+		struct fr *a = &d->fr[i];
+		if (a->role != DROCE_RP_PEER || a->conn < 0 || !a->p.op)
+			continue;
+		unsigned hd = a->p.op->hdrs, fl = a->p.op->flags;
+		uint64_t va;
+		uint32_t rkey, len;
+		unsigned acc;
+		if (hd & DROCE_HDR_RETH) {
+			va = a->p.h.ext.reth.va;
+			rkey = a->p.h.ext.reth.rkey;
+			len = a->p.h.ext.reth.dma_len;
+			acc = (fl & DROCE_OPF_READ) ? DROCE_RP_ACC_RR : DROCE_RP_ACC_RW | DROCE_RP_ACC_LW;
+		} else if (hd & DROCE_HDR_ATOMIC) {
+			va = a->p.h.ext.atomic.va;
+			rkey = a->p.h.ext.atomic.rkey;
+			len = 8;
+			acc = DROCE_RP_ACC_RA | DROCE_RP_ACC_LW;
+		} else {
+			continue;
+		}
+		/* A request the side refused for access must stay refused. */
+		if (access_naked(d, a->conn, a->p.h.bth.psn))
+			continue;
+		struct region *r = region_of(d, rkey);
+		if (!r) {
+			if (d->nregions == MAX_REGIONS)
+				return dfail(d, "more than %d rkeys", MAX_REGIONS);
+			r = &d->regions[d->nregions++];
+			memset(r, 0, sizeof(*r));
+			r->rkey = rkey;
+			r->lo = va;
+			r->hi = va + len;
+		}
+		if (va < r->lo)
+			r->lo = va;
+		if (va + len > r->hi)
+			r->hi = va + len;
+		r->access |= acc;
+		if (r->hi - r->lo > MAX_REGION_LEN)
+			return dfail(d, "rkey %#x: addresses span more than %u MB", rkey,
+				     MAX_REGION_LEN >> 20);
+	}
+	for (unsigned i = 0; i < d->nregions; i++) {
+		struct region *r = &d->regions[i];
+		r->lo &= ~(uint64_t)7; /* keep atomics 8-byte aligned */
+		size_t n = (size_t)(r->hi - r->lo) + 1;
+		r->init = calloc(1, n);
+		r->shadow = calloc(1, n);
+		r->known = calloc(1, n);
+		r->written = calloc(1, n);
+		if (!r->init || !r->shadow || !r->known || !r->written)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The side's memory at [va, va+n) is @p b as seen in a response: initial
+ * contents where nothing was learned before. */
+static void learn(struct region *r, uint64_t va, const uint8_t *b, size_t n)
+{
+	if (!r || va < r->lo || va + n > r->hi)
+		return;
+	size_t o = (size_t)(va - r->lo);
+	for (size_t k = 0; k < n; k++)
+		if (!r->known[o + k]) {
+			r->init[o + k] = r->shadow[o + k] = b[k];
+			r->known[o + k] = 1;
+		}
+}
+
+static void store(struct region *r, uint64_t va, const uint8_t *b, size_t n)
+{
+	if (!r || va < r->lo || va + n > r->hi)
+		return;
+	size_t o = (size_t)(va - r->lo);
+	memcpy(r->shadow + o, b, n);
+	memset(r->known + o, 1, n);
+	memset(r->written + o, 1, n);
+}
+
+static uint64_t le64(const uint8_t *b)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | b[i];
+	return v;
+}
+
+static void put_le64(uint8_t *b, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* ---------------------------------------------------------- the walk -- */
+
+static int find_msg(struct dctx *d, int conn, bool own, uint32_t psn, bool range)
+{
+	for (size_t i = d->nmsgs; i-- > 0;) {
+		struct msg *m = &d->msgs[i];
+		if (m->conn != conn || m->own != own || m->dropped)
+			continue;
+		if (m->first_psn == psn)
+			return (int)i;
+		if (range && !psn_lt(psn, m->first_psn) && !psn_lt(m->last_psn, psn))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Earlier frame by the side on this connection with this PSN. */
+static const struct fr *own_frame_at(struct dctx *d, size_t before, int conn, uint32_t psn)
+{
+	for (size_t j = before; j-- > 0;)
+		if (d->fr[j].role == DROCE_RP_OWN && d->fr[j].conn == conn && d->fr[j].p.op &&
+		    (d->fr[j].p.op->flags & DROCE_OPF_REQ) && d->fr[j].p.h.bth.psn == psn)
+			return &d->fr[j];
+	return NULL;
+}
+
+static bool same_request(const struct fr *a, const struct fr *b)
+{
+	return a->p.h.bth.opcode == b->p.h.bth.opcode && a->p.h.payload_len == b->p.h.payload_len &&
+	       !memcmp(a->p.payload, b->p.payload, a->p.h.payload_len) &&
+	       !memcmp(&a->p.h.ext, &b->p.h.ext, sizeof(a->p.h.ext));
+}
+
+static enum mkind kind_of(const struct droce_opcode_info *oi, uint8_t opcode)
+{
+	if (oi->flags & DROCE_OPF_SEND)
+		return M_SEND;
+	if (oi->flags & DROCE_OPF_WRITE)
+		return M_WRITE;
+	if (oi->flags & DROCE_OPF_READ)
+		return M_READ;
+	return opcode == DROCE_OP_RC_COMPARE_SWAP ? M_CAS : M_FAA;
+}
+
+/* The side's own request: one of droce's work requests. */
+static int own_request(struct dctx *d, size_t idx)
+{
+	struct fr *a = &d->fr[idx];
+	struct conn *c = &d->conns[a->conn];
+	uint32_t psn = a->p.h.bth.psn;
+	const struct droce_opcode_info *oi = a->p.op;
+	if (c->own_started && psn != c->own_next) {
+		const struct fr *prev = own_frame_at(d, idx, a->conn, psn);
+		if (prev && same_request(prev, a)) {
+			d->retrans_own++;
+			return 0; /* a retransmission: droce must send it again by itself */
+		}
+		if (c->any_peer)
+			return dfail(d, "frame %u: PSN %u on QP %#x breaks the sequence (expected %u) and "
+				     "is no retransmission", a->f->num, psn, c->peer_qpn, c->own_next);
+		/* Nobody answers on this connection and its PSNs restart: the
+		 * capture holds several conversations to one QPN (synthetic
+		 * vectors). Each gets a droce QP of its own. */
+		int nc = new_conn(d);
+		if (nc < 0)
+			return dfail(d, "more than %d connections", MAX_CONNS);
+		c = &d->conns[a->conn]; /* conns[] did not move, but be plain */
+		struct conn *n = &d->conns[nc];
+		n->peer_qpn = c->peer_qpn;
+		n->peer_known = true;
+		memcpy(n->peer_ip, c->peer_ip, 16);
+		memcpy(n->peer_mac, c->peer_mac, 6);
+		n->mtu = c->mtu;
+		n->local_qpn = synth_qpn(d);
+		n->local_known = true;
+		for (size_t j = idx; j < d->nfr; j++)
+			if (d->fr[j].conn == a->conn && d->fr[j].role == DROCE_RP_OWN)
+				d->fr[j].conn = nc;
+		c = n;
+	}
+	if (!c->own_started) {
+		c->own_started = true;
+		c->sq_psn = psn;
+	}
+	c->own_next = psn_add(psn, 1);
+	unsigned fl = oi->flags;
+	int mi;
+	if (fl & DROCE_OPF_FIRST) {
+		if ((mi = new_msg(d, a->conn, true, kind_of(oi, a->p.h.bth.opcode), a)) < 0)
+			return -ENOMEM;
+		c->cur_own = mi;
+	} else {
+		mi = c->cur_own;
+		if (mi < 0)
+			return dfail(d, "frame %u: %s without a FIRST", a->f->num, oi->name);
+	}
+	struct msg *m = &d->msgs[mi];
+	m->last_psn = psn;
+	if (oi->hdrs & DROCE_HDR_RETH) {
+		m->va = a->p.h.ext.reth.va;
+		m->rkey = a->p.h.ext.reth.rkey;
+		m->dma_len = a->p.h.ext.reth.dma_len;
+	}
+	if (oi->hdrs & DROCE_HDR_ATOMIC) {
+		m->va = a->p.h.ext.atomic.va;
+		m->rkey = a->p.h.ext.atomic.rkey;
+		m->compare = a->p.h.ext.atomic.compare;
+		m->swap_add = a->p.h.ext.atomic.swap_add;
+	}
+	if (oi->hdrs & DROCE_HDR_IMM) {
+		m->has_imm = true;
+		m->imm = a->p.h.ext.imm;
+	}
+	if (oi->hdrs & DROCE_HDR_IETH)
+		return dfail(d, "frame %u: %s: droce's API has no SEND with invalidate", a->f->num, oi->name);
+	if (a->p.h.bth.se)
+		m->solicited = true;
+	if ((fl & DROCE_OPF_PAYLOAD) && msg_append(m, a->p.payload, a->p.h.payload_len))
+		return -ENOMEM;
+	if (fl & DROCE_OPF_READ) {
+		/* A READ takes one PSN per response packet (9.7.4.1.2). */
+		c->own_next = psn_add(psn, npkts(m->dma_len, c->mtu));
+		m->last_psn = psn_add(psn, npkts(m->dma_len, c->mtu) - 1);
+		free(m->data);
+		m->data = calloc(1, m->dma_len + 1);
+		m->cap = m->dma_len;
+		m->len = 0;
+		if (!m->data)
+			return -ENOMEM;
+	}
+	if (fl & DROCE_OPF_LAST) {
+		m->complete = true;
+		c->cur_own = -1;
+	}
+	return 0;
+}
+
+static void ack_by_peer(struct conn *c, uint32_t psn)
+{
+	if (!c->any_acked_by_peer || psn_lt(c->acked_by_peer, psn))
+		c->acked_by_peer = psn;
+	c->any_acked_by_peer = true;
+}
+
+/* The peer's response to the side's request. */
+static int peer_response(struct dctx *d, struct fr *a)
+{
+	struct conn *c = &d->conns[a->conn];
+	const struct droce_opcode_info *oi = a->p.op;
+	uint32_t psn = a->p.h.bth.psn;
+	if (oi->hdrs & DROCE_HDR_AETH) {
+		uint8_t syn = a->p.h.ext.aeth.syndrome;
+		if ((syn & DROCE_AETH_TYPE_MASK) == DROCE_AETH_NAK &&
+		    (syn & DROCE_AETH_VALUE_MASK) != DROCE_NAK_PSN_SEQ_ERR)
+			c->error_nak = true;
+		if ((syn & DROCE_AETH_TYPE_MASK) == DROCE_AETH_ACK && oi->flags & DROCE_OPF_ACK)
+			ack_by_peer(c, psn);
+		if ((syn & DROCE_AETH_TYPE_MASK) == DROCE_AETH_NAK &&
+		    (syn & DROCE_AETH_VALUE_MASK) == DROCE_NAK_PSN_SEQ_ERR)
+			ack_by_peer(c, psn_add(psn, PSN_MASK)); /* 9.7.5.2.2: acks up to PSN-1 */
+	}
+	if (oi->flags & DROCE_OPF_READ) {
+		int mi = find_msg(d, a->conn, true, psn, true);
+		if (mi < 0 || d->msgs[mi].kind != M_READ)
+			return 0; /* a response to nothing we know: droce will drop it */
+		struct msg *m = &d->msgs[mi];
+		size_t off = (size_t)((psn - m->first_psn) & PSN_MASK) * c->mtu;
+		size_t n = a->p.h.payload_len;
+		if (off <= m->dma_len && n <= m->dma_len - off) {
+			memcpy(m->data + off, a->p.payload, n);
+			if (off + n > m->len)
+				m->len = off + n;
+		}
+		if (oi->flags & DROCE_OPF_LAST)
+			ack_by_peer(c, psn);
+	}
+	if (oi->hdrs & DROCE_HDR_AACK) {
+		int mi = find_msg(d, a->conn, true, psn, false);
+		if (mi >= 0) {
+			d->msgs[mi].orig = a->p.h.ext.atomic_ack;
+			d->msgs[mi].has_orig = true;
+		}
+		ack_by_peer(c, psn);
+	}
+	return 0;
+}
+
+/* The peer's request to the side: droce answers it as a responder. */
+static int peer_request(struct dctx *d, struct fr *a)
+{
+	struct conn *c = &d->conns[a->conn];
+	const struct droce_opcode_info *oi = a->p.op;
+	uint32_t psn = a->p.h.bth.psn;
+	if (!c->peer_started) {
+		c->peer_started = true;
+		c->rq_psn = c->peer_next = psn;
+	}
+	if (psn != c->peer_next)
+		return 0; /* duplicate or out of sequence: no new work for the side */
+	unsigned fl = oi->flags;
+	int mi;
+	if (fl & DROCE_OPF_FIRST) {
+		if ((mi = new_msg(d, a->conn, false, kind_of(oi, a->p.h.bth.opcode), a)) < 0)
+			return -ENOMEM;
+		c->cur_peer = mi;
+	} else {
+		mi = c->cur_peer;
+		if (mi < 0)
+			return 0; /* droce will NAK it as an invalid request */
+	}
+	struct msg *m = &d->msgs[mi];
+	m->last_psn = psn;
+	c->peer_next = psn_add(psn, 1);
+	if (oi->hdrs & DROCE_HDR_RETH) {
+		m->va = a->p.h.ext.reth.va;
+		m->rkey = a->p.h.ext.reth.rkey;
+		m->dma_len = a->p.h.ext.reth.dma_len;
+	}
+	if (oi->hdrs & DROCE_HDR_ATOMIC) {
+		m->va = a->p.h.ext.atomic.va;
+		m->rkey = a->p.h.ext.atomic.rkey;
+		m->compare = a->p.h.ext.atomic.compare;
+		m->swap_add = a->p.h.ext.atomic.swap_add;
+	}
+	if (oi->hdrs & DROCE_HDR_IMM) {
+		m->has_imm = true;
+		m->imm = a->p.h.ext.imm;
+	}
+	if (oi->hdrs & DROCE_HDR_IETH)
+		return dfail(d, "frame %u: %s: invalidation is not in droce's API", a->f->num, oi->name);
+	if (fl & DROCE_OPF_WRITE)
+		store(region_of(d, m->rkey), m->va + m->len, a->p.payload, a->p.h.payload_len);
+	if ((fl & DROCE_OPF_PAYLOAD) && msg_append(m, a->p.payload, a->p.h.payload_len))
+		return -ENOMEM;
+	if (fl & DROCE_OPF_READ) {
+		c->peer_next = psn_add(psn, npkts(m->dma_len, c->mtu));
+		m->last_psn = psn_add(psn, npkts(m->dma_len, c->mtu) - 1);
+	}
+	if (fl & DROCE_OPF_LAST) {
+		m->complete = true;
+		c->cur_peer = -1;
+	}
+	return 0;
+}
+
+/* The side's own response: what droce must answer. */
+static int own_response(struct dctx *d, struct fr *a)
+{
+	struct conn *c = &d->conns[a->conn];
+	const struct droce_opcode_info *oi = a->p.op;
+	uint32_t psn = a->p.h.bth.psn;
+	if (oi->hdrs & DROCE_HDR_AETH) {
+		uint8_t syn = a->p.h.ext.aeth.syndrome;
+		uint8_t kind = syn & DROCE_AETH_TYPE_MASK;
+		if (kind == DROCE_AETH_RNR_NAK) {
+			/* The side had no receive posted: the message at this PSN
+			 * was not taken; its retry is new work and its receive
+			 * must be posted only after this NAK (9.7.5.2.8). */
+			int mi = find_msg(d, a->conn, false, psn, false);
+			if (mi >= 0) {
+				d->msgs[mi].dropped = true;
+				d->msgs[mi].rnr = true;
+			}
+			c->rnr_seen = true;
+			c->min_rnr_timer = syn & DROCE_AETH_VALUE_MASK;
+			c->peer_next = psn;
+			c->cur_peer = -1;
+			if (mi >= 0)
+				d->msgs[mi].rnr_t = a->f->t_ns;
+		} else if (kind == DROCE_AETH_NAK) {
+			if ((syn & DROCE_AETH_VALUE_MASK) != DROCE_NAK_PSN_SEQ_ERR) {
+				c->error_nak = true;
+				int mi = find_msg(d, a->conn, false, psn, true);
+				if (mi >= 0)
+					d->msgs[mi].dropped = true;
+			}
+		} else if (oi->flags & DROCE_OPF_ACK) {
+			if (!c->any_acked_by_own || psn_lt(c->acked_by_own, psn))
+				c->acked_by_own = psn;
+			c->any_acked_by_own = true;
+		}
+	}
+	if (oi->flags & DROCE_OPF_READ) {
+		int mi = find_msg(d, a->conn, false, psn, true);
+		if (mi < 0 || d->msgs[mi].kind != M_READ)
+			return 0;
+		struct msg *m = &d->msgs[mi];
+		size_t off = (size_t)((psn - m->first_psn) & PSN_MASK) * c->mtu;
+		learn(region_of(d, m->rkey), m->va + off, a->p.payload, a->p.h.payload_len);
+	}
+	if (oi->hdrs & DROCE_HDR_AACK) {
+		int mi = find_msg(d, a->conn, false, psn, false);
+		if (mi < 0)
+			return 0;
+		struct msg *m = &d->msgs[mi];
+		struct region *r = region_of(d, m->rkey);
+		uint8_t b[8];
+		put_le64(b, a->p.h.ext.atomic_ack);
+		learn(r, m->va, b, 8);
+		if (!m->applied && r && m->va >= r->lo && m->va + 8 <= r->hi) {
+			/* Execute once, duplicates answer from the cache (9.4.5). */
+			uint64_t cur = le64(r->shadow + (m->va - r->lo));
+			uint64_t nv = m->kind == M_CAS ? (cur == m->compare ? m->swap_add : cur)
+						       : cur + m->swap_add;
+			put_le64(b, nv);
+			store(r, m->va, b, 8);
+			m->applied = true;
+		}
+	}
+	return 0;
+}
+
+static int walk(struct dctx *d)
+{
+	for (size_t i = 0; i < d->nfr; i++) {
+		struct fr *a = &d->fr[i];
+		if (a->conn < 0 || !a->p.op || a->r != DROCE_PARSE_OK)
+			continue;
+		unsigned fl = a->p.op->flags;
+		int r = 0;
+		if (fl & DROCE_OPF_CNP) {
+			if (a->role == DROCE_RP_OWN) {
+				/* droce notifies only on CE-marked frames (A17.9.2). */
+				bool ce = false;
+				for (size_t j = 0; j < i; j++)
+					ce |= d->fr[j].role == DROCE_RP_PEER && d->fr[j].conn == a->conn &&
+					      d->fr[j].p.h.net.ecn == 3;
+				if (!ce && d->nskipped_cnp < 64)
+					d->skipped_cnp[d->nskipped_cnp++] = a->f->num;
+			}
+			continue;
+		}
+		if (a->role == DROCE_RP_OWN && (fl & DROCE_OPF_REQ))
+			r = own_request(d, i);
+		else if (a->role == DROCE_RP_OWN)
+			r = own_response(d, a);
+		else if (fl & DROCE_OPF_REQ)
+			r = peer_request(d, a);
+		else
+			r = peer_response(d, a);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- output -- */
+
+static void put_hex(FILE *out, const uint8_t *b, size_t n)
+{
+	fputs("hex:", out);
+	for (size_t k = 0; k < n; k++)
+		fprintf(out, "%02x", b[k]);
+}
+
+static void put_time(FILE *out, uint64_t ns)
+{
+	fprintf(out, "%" PRIu64 "ns", ns);
+}
+
+/* Runs of bytes where @p mask is set (NULL: non-zero bytes of @p b). */
+static void put_runs(FILE *out, const char *dir, const char *mr, const uint8_t *b,
+		     const uint8_t *mask, size_t n)
+{
+	size_t k = 0;
+	while (k < n) {
+		while (k < n && !(mask ? mask[k] : b[k]))
+			k++;
+		size_t s = k;
+		while (k < n && (mask ? mask[k] : b[k]))
+			k++;
+		if (k > s) {
+			fprintf(out, "%s %s %zu ", dir, mr, s);
+			put_hex(out, b + s, k - s);
+			fputc('\n', out);
+		}
+	}
+}
+
+static void put_mac(FILE *out, const uint8_t *m)
+{
+	fprintf(out, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+}
+
+static const char *access_str(unsigned a, char *b)
+{
+	b[0] = 0;
+	if (a & DROCE_RP_ACC_LW)
+		strcat(b, "lw,");
+	if (a & DROCE_RP_ACC_RW)
+		strcat(b, "rw,");
+	if (a & DROCE_RP_ACC_RR)
+		strcat(b, "rr,");
+	if (a & DROCE_RP_ACC_RA)
+		strcat(b, "ra,");
+	if (b[0])
+		b[strlen(b) - 1] = 0;
+	else
+		strcpy(b, "none");
+	return b;
+}
+
+#define SRC_ADDR 0x10000000u
+#define DST_ADDR 0x20000000u
+#define RQ_ADDR  0x30000000u
+
+static uint64_t align64(uint64_t x)
+{
+	return (x + 63) & ~(uint64_t)63;
+}
+
+static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *out)
+{
+	char ipb[64];
+	fprintf(out, "# Derived by droce-replay --derive from %s, side %s.\n", cap_path, side);
+	fprintf(out, "# droce plays %s; the peer's frames are replayed to it.\n", side);
+	if (d->ignored_ud)
+		fprintf(out, "# %u QP1/UD frames (rdma_cm MADs) left out: droce is RC only.\n",
+			d->ignored_ud);
+	fprintf(out, "capture %s\n", cap_path);
+	fprintf(out, "ip %s\n", side);
+	fputs("mac ", out);
+	put_mac(out, d->mac);
+	fputc('\n', out);
+
+	bool any_ack_by_own = false;
+	for (unsigned i = 0; i < d->nconns; i++) {
+		struct conn *c = &d->conns[i];
+		if (!c->local_known) {
+			c->local_qpn = synth_qpn(d);
+			c->local_known = true;
+		}
+		any_ack_by_own |= c->any_acked_by_own;
+		fprintf(out, "qp qp%u local=%#x peer=%#x peer-ip=%s peer-mac=", i, c->local_qpn,
+			c->peer_qpn, droce_rp_fmt_ip(d->ipv, c->peer_ip, ipb, sizeof(ipb)));
+		put_mac(out, c->peer_mac);
+		fprintf(out, " sq-psn=%u rq-psn=%u mtu=%u", c->sq_psn, c->rq_psn, c->mtu);
+		/* The capture's own timing decides nothing: timeout=0 (never)
+		 * keeps droce from retransmitting into silence. */
+		if (!d->retrans_own)
+			fprintf(out, " timeout=0");
+		if (c->rnr_seen && c->min_rnr_timer != 0xFF)
+			fprintf(out, " min-rnr-timer=%u", c->min_rnr_timer);
+		fputc('\n', out);
+	}
+	if (d->retrans_own)
+		fprintf(out, "# the side retransmitted %u requests: droce's timeout stays at its default\n",
+			d->retrans_own);
+
+	/* Regions the peer names. */
+	char ab[32];
+	for (unsigned i = 0; i < d->nregions; i++) {
+		struct region *r = &d->regions[i];
+		fprintf(out, "mr r%u addr=%#" PRIx64 " len=%" PRIu64 " rkey=%#x access=%s\n", i, r->lo,
+			r->hi - r->lo, r->rkey, access_str(r->access, ab));
+		char name[16];
+		snprintf(name, sizeof(name), "r%u", i);
+		put_runs(out, "fill", name, r->init, NULL, (size_t)(r->hi - r->lo));
+	}
+	/* Local buffers: sources of the side's sends/writes, sinks of its
+	 * reads/atomics, and receive buffers for the peer's SENDs. */
+	uint64_t src_len = 0, dst_len = 0, rq_len = 0;
+	for (size_t i = 0; i < d->nmsgs; i++) {
+		struct msg *m = &d->msgs[i];
+		if (m->dropped || !m->complete)
+			continue;
+		if (m->own && (m->kind == M_SEND || m->kind == M_WRITE)) {
+			m->local_off = src_len;
+			src_len = align64(src_len + m->len);
+		} else if (m->own) {
+			m->local_off = dst_len;
+			dst_len = align64(dst_len + (m->kind == M_READ ? m->dma_len : 8));
+		} else if (m->kind == M_SEND) {
+			m->local_off = rq_len;
+			rq_len = align64(rq_len + m->len);
+		}
+	}
+	if (src_len) {
+		fprintf(out, "mr src addr=%#x len=%" PRIu64 " access=lw\n", SRC_ADDR, src_len);
+		for (size_t i = 0; i < d->nmsgs; i++) {
+			struct msg *m = &d->msgs[i];
+			if (m->own && m->complete && !m->dropped &&
+			    (m->kind == M_SEND || m->kind == M_WRITE) && m->len) {
+				fprintf(out, "fill src %" PRIu64 " ", m->local_off);
+				put_hex(out, m->data, m->len);
+				fputc('\n', out);
+			}
+		}
+	}
+	if (dst_len)
+		fprintf(out, "mr dst addr=%#x len=%" PRIu64 " access=lw\n", DST_ADDR, dst_len);
+	if (rq_len)
+		fprintf(out, "mr rq addr=%#x len=%" PRIu64 " access=lw\n", RQ_ADDR, rq_len);
+
+	/* Receives, then work requests, each at the time the capture shows. */
+	uint64_t wr = 1;
+	for (size_t i = 0; i < d->nmsgs; i++) {
+		struct msg *m = &d->msgs[i];
+		if (m->own || m->dropped || !m->complete)
+			continue;
+		bool consumes = m->kind == M_SEND || (m->kind == M_WRITE && m->has_imm);
+		if (!consumes)
+			continue;
+		uint64_t at = 0;
+		for (size_t j = 0; j < d->nmsgs; j++)
+			if (d->msgs[j].rnr && d->msgs[j].conn == m->conn &&
+			    d->msgs[j].first_psn == m->first_psn && d->msgs[j].rnr_t + 1 > at)
+				at = d->msgs[j].rnr_t + 1;
+		fprintf(out, "recv qp%d wr=%" PRIu64, m->conn, wr);
+		if (m->kind == M_SEND)
+			fprintf(out, " mr=rq off=%" PRIu64 " len=%zu", m->local_off, m->len);
+		if (at) {
+			fputs(" at=", out);
+			put_time(out, at);
+		}
+		fputc('\n', out);
+		m->local_off = m->kind == M_SEND ? m->local_off : 0;
+		m->wr_id = wr++;
+	}
+	for (size_t i = 0; i < d->nmsgs; i++) {
+		struct msg *m = &d->msgs[i];
+		if (!m->own || m->dropped || !m->complete)
+			continue;
+		static const char *const ops[] = { "send", "write", "read", "cas", "faa" };
+		const char *op = ops[m->kind];
+		if (m->has_imm)
+			op = m->kind == M_SEND ? "send-imm" : "write-imm";
+		fprintf(out, "post qp%d wr=%" PRIu64 " op=%s", m->conn, wr, op);
+		if (m->kind == M_SEND || m->kind == M_WRITE)
+			fprintf(out, " mr=src off=%" PRIu64 " len=%zu", m->local_off, m->len);
+		else
+			fprintf(out, " mr=dst off=%" PRIu64 " len=%u", m->local_off,
+				m->kind == M_READ ? m->dma_len : 8);
+		if (m->kind != M_SEND)
+			fprintf(out, " raddr=%#" PRIx64 " rkey=%#x", m->va, m->rkey);
+		if (m->has_imm)
+			fprintf(out, " imm=%#x", m->imm);
+		if (m->kind == M_CAS)
+			fprintf(out, " compare=%#" PRIx64 " swap=%#" PRIx64, m->compare, m->swap_add);
+		if (m->kind == M_FAA)
+			fprintf(out, " add=%#" PRIx64, m->swap_add);
+		if (m->solicited)
+			fputs(" solicited", out);
+		fputs(" at=", out);
+		put_time(out, m->t_ns);
+		fputc('\n', out);
+		m->wr_id = wr++;
+	}
+
+	/* Expected memory. */
+	for (unsigned i = 0; i < d->nregions; i++) {
+		struct region *r = &d->regions[i];
+		char name[16];
+		snprintf(name, sizeof(name), "r%u", i);
+		put_runs(out, "expect-mem", name, r->shadow, r->written, (size_t)(r->hi - r->lo));
+	}
+	for (size_t i = 0; i < d->nmsgs; i++) {
+		struct msg *m = &d->msgs[i];
+		if (m->dropped || !m->complete)
+			continue;
+		if (m->own && m->kind == M_READ && m->len) {
+			fprintf(out, "expect-mem dst %" PRIu64 " ", m->local_off);
+			put_hex(out, m->data, m->len);
+			fputc('\n', out);
+		} else if (m->own && (m->kind == M_CAS || m->kind == M_FAA) && m->has_orig) {
+			uint8_t b[8];
+			put_le64(b, m->orig);
+			fprintf(out, "expect-mem dst %" PRIu64 " ", m->local_off);
+			put_hex(out, b, 8);
+			fputc('\n', out);
+		} else if (!m->own && m->kind == M_SEND && m->len) {
+			fprintf(out, "expect-mem rq %" PRIu64 " ", m->local_off);
+			put_hex(out, m->data, m->len);
+			fputc('\n', out);
+		}
+	}
+
+	/* Completions, where the capture settles them: an acknowledged
+	 * request succeeded; an acknowledged SEND filled its receive. Error
+	 * flows (NAKs other than PSN sequence) are left unchecked. */
+	bool err = false;
+	for (unsigned i = 0; i < d->nconns; i++)
+		err |= d->conns[i].error_nak;
+	if (err) {
+		fputs("# completions not derived: the capture has an error NAK\n", out);
+	} else {
+		unsigned nwc = 0;
+		for (size_t i = 0; i < d->nmsgs; i++) {
+			struct msg *m = &d->msgs[i];
+			if (m->dropped || !m->complete)
+				continue;
+			struct conn *c = &d->conns[m->conn];
+			if (m->own) {
+				if (!c->any_acked_by_peer || psn_lt(c->acked_by_peer, m->last_psn))
+					continue;
+				static const char *const wops[] = { "send", "write", "read", "cas", "faa" };
+				fprintf(out, "expect-wc qp%d send wr=%" PRIu64 " status=SUCCESS opcode=%s\n",
+					m->conn, m->wr_id, wops[m->kind]);
+				nwc++;
+			} else if (m->kind == M_SEND || (m->kind == M_WRITE && m->has_imm)) {
+				if (!c->any_acked_by_own || psn_lt(c->acked_by_own, m->last_psn))
+					continue;
+				fprintf(out, "expect-wc qp%d recv wr=%" PRIu64 " status=SUCCESS opcode=%s",
+					m->conn, m->wr_id, m->kind == M_SEND ? "recv" : "recv-imm");
+				if (m->kind == M_SEND)
+					fprintf(out, " len=%zu", m->len);
+				if (m->has_imm)
+					fprintf(out, " imm=%#x", m->imm);
+				fputc('\n', out);
+				nwc++;
+			}
+		}
+		if (!nwc)
+			fputs("expect-wc none\n", out);
+	}
+	if (any_ack_by_own)
+		fputs("# how many packets one ACK covers is the responder's choice (IBTA 9.7.5.1.1)\n"
+		      "allow ack-coalescing\n", out);
+	for (unsigned i = 0; i < d->nskipped_cnp; i++)
+		fprintf(out, "skip-frame %u  # CNP with no CE-marked frame before it: droce only "
+			"notifies congestion it saw (A17.9.2)\n", d->skipped_cnp[i]);
+}
+
+int droce_rp_derive(const struct droce_rp_capture *cap, const char *cap_path, const char *ip,
+		    FILE *out, char *err, size_t errlen)
+{
+	struct dctx *d = calloc(1, sizeof(*d));
+	if (!d) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	int r = 0;
+	d->cap = cap;
+	d->err = err;
+	d->errlen = errlen;
+	d->ipv = droce_rp_parse_ip(ip, d->ip);
+	if (!d->ipv) {
+		r = dfail(d, "--side %s: not an IPv4 or IPv6 address", ip);
+		goto out;
+	}
+	d->fr = calloc(cap->n + 1, sizeof(*d->fr));
+	if (!d->fr) {
+		r = -ENOMEM;
+		goto out;
+	}
+	unsigned own = 0, peer = 0, v1 = 0;
+	for (size_t i = 0; i < cap->n; i++) {
+		struct fr *a = &d->fr[d->nfr];
+		a->f = &cap->f[i];
+		a->role = droce_rp_classify(a->f, d->ipv, d->ip, &a->p, &a->r);
+		a->conn = -1;
+		if (a->role == DROCE_RP_OTHER) {
+			const struct droce_net_fields *n = &a->p.h.net;
+			if (droce_rp_is_roce(a->r) && n->rocev1 &&
+			    (!memcmp(n->src_ip, d->ip, 16) || !memcmp(n->dst_ip, d->ip, 16)))
+				v1++;
+			continue;
+		}
+		if (a->role == DROCE_RP_IGNORED) {
+			d->ignored_ud++;
+			continue;
+		}
+		if (a->r != DROCE_PARSE_OK) {
+			/* Kept: the replay feeds bad frames and expects droce to drop them. */
+			d->nfr++;
+			continue;
+		}
+		enum droce_service svc = droce_opcode_service(a->p.h.bth.opcode);
+		if (svc != DROCE_SVC_RC && svc != DROCE_SVC_CNP) {
+			r = dfail(d, "frame %u: unsupported opcode %s: droce implements RC only", a->f->num,
+				  a->p.op->name);
+			goto out;
+		}
+		if (a->role == DROCE_RP_OWN) {
+			own++;
+			if (!d->has_mac) {
+				memcpy(d->mac, a->p.h.net.src_mac, 6);
+				d->has_mac = true;
+			}
+		} else {
+			peer++;
+		}
+		d->nfr++;
+	}
+	if (!own && !peer) {
+		if (v1)
+			r = dfail(d, "%s: only RoCEv1 (GRH over Ethernet) traffic: droce speaks RoCEv2", ip);
+		else if (d->ignored_ud)
+			r = dfail(d, "%s: only QP1/UD traffic (%u CM MADs): nothing for an RC scenario", ip,
+				  d->ignored_ud);
+		else
+			r = dfail(d, "no RoCE traffic for %s in %s", ip, cap_path);
+		goto out;
+	}
+	if (!own) {
+		r = dfail(d, "%s sends no RC frames in %s: its answers are not in the capture, "
+			  "there is nothing to compare droce with", ip, cap_path);
+		goto out;
+	}
+	if ((r = pair_qps(d)))
+		goto out;
+	/* Peer MACs: from the side's own frames. */
+	for (size_t i = 0; i < d->nfr; i++)
+		if (d->fr[i].role == DROCE_RP_OWN && d->fr[i].conn >= 0)
+			memcpy(d->conns[d->fr[i].conn].peer_mac, d->fr[i].p.h.net.dst_mac, 6);
+	if ((r = infer_mtu(d)) || (r = collect_regions(d)) || (r = walk(d)))
+		goto out;
+	emit(d, cap_path, ip, out);
+out:
+	if (r == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	for (size_t i = 0; i < d->nmsgs; i++)
+		free(d->msgs[i].data);
+	free(d->msgs);
+	for (unsigned i = 0; i < d->nregions; i++) {
+		free(d->regions[i].init);
+		free(d->regions[i].shadow);
+		free(d->regions[i].known);
+		free(d->regions[i].written);
+	}
+	free(d->fr);
+	free(d);
+	return r;
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * droce-replay: conformance tests from captures.
+ *
+ *   droce-replay SCENARIO               replay; exit 0 match, 1 mismatch, 2 bad input
+ *   droce-replay --derive CAPTURE --side IP
+ *                                       write a scenario for that side to stdout
+ *   droce-replay --sides CAPTURE        list the addresses that send RC frames to another host
+ *
+ * The scenario format is documented in pcap/README.md.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture.h"
+#include "derive.h"
+#include "frames.h"
+#include "run.h"
+#include "scenario.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: droce-replay SCENARIO\n"
+	      "       droce-replay --derive CAPTURE --side IP\n"
+	      "       droce-replay --sides CAPTURE\n"
+	      "Replays a capture's peer frames into a fresh droce context on a virtual clock and\n"
+	      "compares what droce sends, writes and completes with what the scenario expects.\n"
+	      "Exit: 0 match, 1 mismatch, 2 bad scenario or capture (FILE:LINE: reason).\n"
+	      "Scenario format: pcap/README.md.\n", f);
+}
+
+static int do_derive(const char *capture, const char *side)
+{
+	struct droce_rp_capture cap;
+	char err[512];
+	if (droce_rp_capture_load(capture, &cap, err, sizeof(err))) {
+		fprintf(stderr, "droce-replay: %s: %s\n", capture, err);
+		return DROCE_RP_BAD_INPUT;
+	}
+	char abs[4096];
+	const char *name = realpath(capture, abs) ? abs : capture;
+	int r = droce_rp_derive(&cap, name, side, stdout, err, sizeof(err));
+	droce_rp_capture_free(&cap);
+	if (r) {
+		fprintf(stderr, "droce-replay: cannot derive a scenario from %s for %s: %s\n", capture,
+			side, err);
+		return DROCE_RP_BAD_INPUT;
+	}
+	return 0;
+}
+
+/* Addresses that send RC (not QP1/UD) RoCEv2 frames, one per line. */
+static int do_sides(const char *capture)
+{
+	struct droce_rp_capture cap;
+	char err[512];
+	if (droce_rp_capture_load(capture, &cap, err, sizeof(err))) {
+		fprintf(stderr, "droce-replay: %s: %s\n", capture, err);
+		return DROCE_RP_BAD_INPUT;
+	}
+	char seen[64][64];
+	unsigned nseen = 0;
+	for (size_t i = 0; i < cap.n; i++) {
+		struct droce_pkt p;
+		enum droce_parse_result pr;
+		memset(&p, 0, sizeof(p));
+		pr = droce_parse(cap.f[i].data, cap.f[i].len, &p, 0);
+		if (!droce_rp_is_roce(pr) || !p.op || p.h.net.rocev1)
+			continue;
+		/* RC only: QP1/UD (CM MADs), UC and CNPs make no RC scenario,
+		 * and a host talking to itself has no side to play. */
+		size_t al = p.h.net.ip_version == 4 ? 4 : 16;
+		if (droce_opcode_service(p.h.bth.opcode) != DROCE_SVC_RC || p.h.bth.dqpn <= 1 ||
+		    !memcmp(p.h.net.src_ip, p.h.net.dst_ip, al))
+			continue;
+		char ip[64];
+		droce_rp_fmt_ip(p.h.net.ip_version, p.h.net.src_ip, ip, sizeof(ip));
+		unsigned k;
+		for (k = 0; k < nseen && strcmp(seen[k], ip); k++)
+			;
+		if (k == nseen && nseen < 64) {
+			snprintf(seen[nseen++], sizeof(seen[0]), "%s", ip);
+			printf("%s\n", ip);
+		}
+	}
+	droce_rp_capture_free(&cap);
+	return 0;
+}
+
+static int do_replay(const char *path)
+{
+	struct droce_rp_scenario *s;
+	char err[1024];
+	if (droce_rp_scenario_load(path, &s, err, sizeof(err))) {
+		fprintf(stderr, "droce-replay: %s\n", err);
+		return DROCE_RP_BAD_INPUT;
+	}
+	struct droce_rp_capture cap;
+	char cerr[512];
+	if (droce_rp_capture_load(s->capture, &cap, cerr, sizeof(cerr))) {
+		fprintf(stderr, "droce-replay: %s:%u: capture %s: %s\n", s->path, s->capture_line,
+			s->capture, cerr);
+		droce_rp_scenario_free(s);
+		return DROCE_RP_BAD_INPUT;
+	}
+	int r = droce_rp_run(s, &cap, stdout);
+	droce_rp_capture_free(&cap);
+	droce_rp_scenario_free(s);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc == 5 && !strcmp(argv[1], "--derive") && !strcmp(argv[3], "--side"))
+		return do_derive(argv[2], argv[4]);
+	if (argc == 5 && !strcmp(argv[1], "--side") && !strcmp(argv[3], "--derive"))
+		return do_derive(argv[4], argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "--sides"))
+		return do_sides(argv[2]);
+	if (argc == 2 && argv[1][0] != '-')
+		return do_replay(argv[1]);
+	usage(stderr);
+	return DROCE_RP_BAD_INPUT;
+}

@@ -1,0 +1,613 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "run.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <droce/ctx.h>
+#include <droce/params.h>
+#include <droce/verbs.h>
+
+#include "compare.h"
+#include "frames.h"
+
+/* Virtual time starts at 1 s so that "0" is never a meaningful deadline. */
+#define T_BASE UINT64_C(1000000000)
+/* Polls with no progress before the clock is declared stuck. */
+#define STUCK_LIMIT 1000000u
+
+/* ---------------------------------------------------------- the link -- */
+
+struct feed {
+	uint64_t t_ns;               /* capture-relative */
+	uint8_t *data;
+	uint32_t len;
+	unsigned num;
+};
+
+struct rlink {
+	struct feed *feed;
+	size_t nfeed;
+	size_t ready;                /* feed[0..ready) have arrived */
+	size_t next_rx;              /* next to hand to droce */
+	struct droce_rp_sent *sent;
+	size_t nsent, capsent;
+	int nomem;
+};
+
+static int link_tx(void *lp, const struct droce_tx_frame *f, uint64_t now)
+{
+	struct rlink *l = lp;
+	if (l->nsent == l->capsent) {
+		size_t nc = l->capsent ? l->capsent * 2 : 64;
+		struct droce_rp_sent *ns = realloc(l->sent, nc * sizeof(*ns));
+		if (!ns) {
+			l->nomem = 1;
+			return 0; /* dropped: reported at the end */
+		}
+		l->sent = ns;
+		l->capsent = nc;
+	}
+	uint32_t len = f->hdr_len + f->payload_len + f->trailer_len;
+	uint8_t *b = malloc(len ? len : 1);
+	if (!b) {
+		l->nomem = 1;
+		return 0;
+	}
+	uint32_t o = 0;
+	memcpy(b, f->hdr, f->hdr_len);
+	o += f->hdr_len;
+	for (unsigned i = 0; i < f->nseg && i < DROCE_TX_MAX_SEG; i++) {
+		memcpy(b + o, f->seg[i].addr, f->seg[i].len);
+		o += f->seg[i].len;
+	}
+	memcpy(b + o, f->trailer, f->trailer_len);
+	o += f->trailer_len;
+	l->sent[l->nsent++] = (struct droce_rp_sent){
+		.t_ns = now >= T_BASE ? now - T_BASE : 0, .data = b, .len = o };
+	return 0;
+}
+
+static unsigned link_rx(void *lp, struct droce_rx_frame *f, unsigned n, uint64_t now)
+{
+	struct rlink *l = lp;
+	unsigned k = 0;
+	while (k < n && l->next_rx < l->ready) {
+		struct feed *fd = &l->feed[l->next_rx++];
+		f[k].data = fd->data;
+		f[k].len = fd->len;
+		f[k].handle = fd;
+		k++;
+	}
+	return k;
+}
+
+static const struct droce_link_ops rlink_ops = {
+	.tx = link_tx,
+	.tx_flush = NULL,
+	.rx_burst = link_rx,
+	.rx_release = NULL,
+};
+
+/* ------------------------------------------------------------ runner -- */
+
+struct runner {
+	const struct droce_rp_scenario *s;
+	FILE *out;
+	struct droce_ctx *ctx;
+	struct droce_cq *scq, *rcq;
+	struct droce_qp *qp[DROCE_RP_MAX_QPS];
+	struct droce_mr *mr[DROCE_RP_MAX_MRS];
+	void *mem[DROCE_RP_MAX_MRS];
+	uint8_t *maddr[DROCE_RP_MAX_MRS];
+	struct droce_rp_map map;
+	struct rlink link;
+	uint64_t now;
+	struct droce_wc *wcs;
+	size_t nwcs, capwcs;
+	unsigned failures;
+	int cq_overflow;
+};
+
+static unsigned to_access(unsigned a)
+{
+	unsigned r = 0;
+	if (a & DROCE_RP_ACC_LW)
+		r |= DROCE_ACCESS_LOCAL_WRITE;
+	if (a & DROCE_RP_ACC_RW)
+		r |= DROCE_ACCESS_REMOTE_WRITE;
+	if (a & DROCE_RP_ACC_RR)
+		r |= DROCE_ACCESS_REMOTE_READ;
+	if (a & DROCE_RP_ACC_RA)
+		r |= DROCE_ACCESS_REMOTE_ATOMIC;
+	return r;
+}
+
+static enum droce_mtu to_mtu(unsigned bytes)
+{
+	switch (bytes) {
+	case 256: return DROCE_MTU_256;
+	case 512: return DROCE_MTU_512;
+	case 1024: return DROCE_MTU_1024;
+	case 2048: return DROCE_MTU_2048;
+	default: return DROCE_MTU_4096;
+	}
+}
+
+static void drain_cqs(struct runner *r)
+{
+	struct droce_cq *cqs[2] = { r->scq, r->rcq };
+	for (int i = 0; i < 2; i++) {
+		for (;;) {
+			struct droce_wc wc[16];
+			int n = droce_poll_cq(cqs[i], 16, wc);
+			if (n == -EOVERFLOW) {
+				r->cq_overflow = 1;
+				break;
+			}
+			if (n <= 0)
+				break;
+			for (int k = 0; k < n; k++) {
+				if (r->nwcs == r->capwcs) {
+					size_t nc = r->capwcs ? r->capwcs * 2 : 64;
+					struct droce_wc *nw = realloc(r->wcs, nc * sizeof(*nw));
+					if (!nw)
+						return;
+					r->wcs = nw;
+					r->capwcs = nc;
+				}
+				r->wcs[r->nwcs++] = wc[k];
+			}
+		}
+	}
+}
+
+/* Poll at r->now until droce has nothing more to do right now. */
+static int poll_now(struct runner *r)
+{
+	for (unsigned k = 0; k < STUCK_LIMIT; k++) {
+		if (!droce_ctx_poll(r->ctx, r->now))
+			return 0;
+		drain_cqs(r);
+	}
+	fprintf(r->out, "droce keeps working at t=%" PRIu64 "ns without settling\n", r->now - T_BASE);
+	return -1;
+}
+
+/* Advance the virtual clock to @p t, firing every timer due before it. */
+static int advance(struct runner *r, uint64_t t)
+{
+	unsigned stuck = 0;
+	for (;;) {
+		uint64_t dl = droce_ctx_next_deadline(r->ctx);
+		if (dl > t)
+			break;
+		if (dl > r->now) {
+			r->now = dl;
+			stuck = 0;
+		} else if (++stuck > STUCK_LIMIT) {
+			fprintf(r->out, "droce's next deadline stays at t=%" PRIu64 "ns: clock stuck\n",
+				dl - T_BASE);
+			return -1;
+		} else if (stuck > 16) {
+			r->now++; /* a deadline that polling does not clear: creep forward */
+		}
+		if (poll_now(r))
+			return -1;
+	}
+	if (t > r->now)
+		r->now = t;
+	return poll_now(r);
+}
+
+static int setup(struct runner *r)
+{
+	const struct droce_rp_scenario *s = r->s;
+	struct droce_ctx_params p;
+	droce_ctx_params_init(&p);
+	p.ip_version = s->ip_version;
+	memcpy(p.ip, s->ip, 16);
+	memcpy(p.mac, s->mac, 6);
+	p.link.ops = &rlink_ops;
+	p.link.priv = &r->link;
+	p.seed = 1; /* fixed: the same scenario replays the same way */
+	if (p.max_qps < s->nqps + 2)
+		p.max_qps = s->nqps + 2;
+	if (p.max_mrs < s->nmrs + 2)
+		p.max_mrs = s->nmrs + 2;
+	r->ctx = droce_ctx_create(&p);
+	if (!r->ctx) {
+		fprintf(r->out, "%s: droce_ctx_create: %s\n", s->path, strerror(errno));
+		return -1;
+	}
+	for (unsigned i = 0; i < s->nmrs; i++) {
+		const struct droce_rp_mr_spec *m = &s->mrs[i];
+		/* Same offset within a page as in the capture, so alignment
+		 * (atomics need 8 bytes) is what the peer saw. */
+		size_t off = (size_t)(m->addr & 4095u);
+		if (posix_memalign(&r->mem[i], 4096, m->len + off + 64)) {
+			fprintf(r->out, "%s:%u: out of memory\n", s->path, m->line);
+			return -1;
+		}
+		memset(r->mem[i], 0, m->len + off + 64);
+		r->maddr[i] = (uint8_t *)r->mem[i] + off;
+		memcpy(r->maddr[i], m->init, m->len);
+		r->mr[i] = droce_reg_mr(r->ctx, r->maddr[i], m->len, to_access(m->access));
+		if (!r->mr[i]) {
+			fprintf(r->out, "%s:%u: droce_reg_mr(%s): %s\n", s->path, m->line, m->name,
+				strerror(errno));
+			return -1;
+		}
+		r->map.rkey[i] = r->mr[i]->rkey;
+		r->map.addr[i] = (uint64_t)(uintptr_t)r->maddr[i];
+	}
+	unsigned depth = 256 + 2 * s->nwrs;
+	r->scq = droce_create_cq(r->ctx, depth);
+	r->rcq = droce_create_cq(r->ctx, depth);
+	if (!r->scq || !r->rcq) {
+		fprintf(r->out, "%s: droce_create_cq: %s\n", s->path, strerror(errno));
+		return -1;
+	}
+	for (unsigned i = 0; i < s->nqps; i++) {
+		const struct droce_rp_qp_spec *q = &s->qps[i];
+		unsigned nsend = 0, nrecv = 0;
+		for (unsigned k = 0; k < s->nwrs; k++)
+			if (s->wrs[k].qp == (int)i) {
+				nsend += !s->wrs[k].is_recv;
+				nrecv += s->wrs[k].is_recv;
+			}
+		struct droce_qp_init_attr ia = { .send_cq = r->scq, .recv_cq = r->rcq };
+		ia.cap.max_send_wr = nsend > DROCE_DEFAULT_MAX_SEND_WR ? nsend : 0;
+		ia.cap.max_recv_wr = nrecv > DROCE_DEFAULT_MAX_RECV_WR ? nrecv : 0;
+		r->qp[i] = droce_create_qp(r->ctx, &ia);
+		if (!r->qp[i]) {
+			fprintf(r->out, "%s:%u: droce_create_qp(%s): %s\n", s->path, q->line, q->name,
+				strerror(errno));
+			return -1;
+		}
+		r->map.qpn[i] = droce_qp_num(r->qp[i]);
+		struct droce_qp_attr a;
+		memset(&a, 0, sizeof(a));
+		a.qp_state = DROCE_QPS_INIT;
+		a.qp_access_flags = to_access(q->access);
+		a.pkey = DROCE_DEFAULT_PKEY;
+		int rc = droce_modify_qp(r->qp[i], &a, DROCE_QP_STATE | DROCE_QP_ACCESS_FLAGS | DROCE_QP_PKEY);
+		const char *step = "INIT";
+		if (!rc) {
+			a.qp_state = DROCE_QPS_RTR;
+			a.path_mtu = to_mtu(q->mtu);
+			a.dest_qp_num = q->peer_qpn;
+			a.rq_psn = q->rq_psn;
+			a.max_dest_rd_atomic = q->max_dest_rd_atomic;
+			a.min_rnr_timer = q->min_rnr_timer;
+			a.ah_attr.ip_version = s->ip_version;
+			memcpy(a.ah_attr.dst_ip, q->peer_ip, 16);
+			memcpy(a.ah_attr.dst_mac, q->peer_mac, 6);
+			a.ah_attr.dscp = DROCE_DEFAULT_DSCP;
+			a.ah_attr.ttl = DROCE_DEFAULT_TTL;
+			step = "RTR";
+			rc = droce_modify_qp(r->qp[i], &a, DROCE_QP_STATE | DROCE_QP_AV | DROCE_QP_PATH_MTU |
+					     DROCE_QP_DEST_QPN | DROCE_QP_RQ_PSN |
+					     DROCE_QP_MAX_DEST_RD_ATOMIC | DROCE_QP_MIN_RNR_TIMER);
+		}
+		if (!rc) {
+			a.qp_state = DROCE_QPS_RTS;
+			a.sq_psn = q->sq_psn;
+			a.timeout = q->timeout;
+			a.retry_cnt = q->retry;
+			a.rnr_retry = q->rnr_retry;
+			a.max_rd_atomic = q->max_rd_atomic;
+			step = "RTS";
+			rc = droce_modify_qp(r->qp[i], &a, DROCE_QP_STATE | DROCE_QP_SQ_PSN | DROCE_QP_TIMEOUT |
+					     DROCE_QP_RETRY_CNT | DROCE_QP_RNR_RETRY |
+					     DROCE_QP_MAX_QP_RD_ATOMIC);
+		}
+		if (rc) {
+			fprintf(r->out, "%s:%u: droce_modify_qp(%s) to %s: %s\n", s->path, q->line, q->name,
+				step, strerror(-rc));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int post(struct runner *r, const struct droce_rp_wr_spec *w)
+{
+	const struct droce_rp_scenario *s = r->s;
+	struct droce_sge sge = { 0 };
+	int nsge = 0;
+	if (w->mr >= 0) {
+		sge.addr = (uint64_t)(uintptr_t)(r->maddr[w->mr] + w->off);
+		sge.length = w->len;
+		sge.lkey = r->mr[w->mr]->lkey;
+		nsge = 1;
+	}
+	int rc;
+	if (w->is_recv) {
+		struct droce_recv_wr rw = { .wr_id = w->wr_id, .sg_list = nsge ? &sge : NULL, .num_sge = nsge };
+		struct droce_recv_wr *bad = NULL;
+		rc = droce_post_recv(r->qp[w->qp], &rw, &bad);
+	} else {
+		static const enum droce_wr_opcode ops[] = {
+			[DROCE_RP_OP_SEND] = DROCE_WR_SEND,
+			[DROCE_RP_OP_SEND_IMM] = DROCE_WR_SEND_WITH_IMM,
+			[DROCE_RP_OP_WRITE] = DROCE_WR_RDMA_WRITE,
+			[DROCE_RP_OP_WRITE_IMM] = DROCE_WR_RDMA_WRITE_WITH_IMM,
+			[DROCE_RP_OP_READ] = DROCE_WR_RDMA_READ,
+			[DROCE_RP_OP_CAS] = DROCE_WR_ATOMIC_CMP_AND_SWP,
+			[DROCE_RP_OP_FAA] = DROCE_WR_ATOMIC_FETCH_AND_ADD,
+		};
+		struct droce_send_wr sw;
+		memset(&sw, 0, sizeof(sw));
+		sw.wr_id = w->wr_id;
+		sw.sg_list = nsge ? &sge : NULL;
+		sw.num_sge = nsge;
+		sw.opcode = ops[w->op];
+		sw.imm_data = w->imm;
+		if (!(w->flags & DROCE_RP_WR_UNSIGNALED))
+			sw.send_flags |= DROCE_SEND_SIGNALED;
+		if (w->flags & DROCE_RP_WR_FENCE)
+			sw.send_flags |= DROCE_SEND_FENCE;
+		if (w->flags & DROCE_RP_WR_SOLICITED)
+			sw.send_flags |= DROCE_SEND_SOLICITED;
+		if (w->flags & DROCE_RP_WR_INLINE)
+			sw.send_flags |= DROCE_SEND_INLINE;
+		if (w->op == DROCE_RP_OP_CAS || w->op == DROCE_RP_OP_FAA) {
+			sw.wr.atomic.remote_addr = w->raddr;
+			sw.wr.atomic.rkey = w->rkey;
+			sw.wr.atomic.compare_add = w->op == DROCE_RP_OP_CAS ? w->compare : w->swap_add;
+			sw.wr.atomic.swap = w->op == DROCE_RP_OP_CAS ? w->swap_add : 0;
+		} else {
+			sw.wr.rdma.remote_addr = w->raddr;
+			sw.wr.rdma.rkey = w->rkey;
+		}
+		struct droce_send_wr *bad = NULL;
+		rc = droce_post_send(r->qp[w->qp], &sw, &bad);
+	}
+	if (rc) {
+		fprintf(r->out, "  FAIL     %s:%u: droce_post_%s refused wr %" PRIu64 ": %s\n", s->path,
+			w->line, w->is_recv ? "recv" : "send", w->wr_id, strerror(-rc));
+		r->failures++;
+	}
+	return 0;
+}
+
+static int load_feed(struct runner *r, const struct droce_rp_capture *cap)
+{
+	const struct droce_rp_scenario *s = r->s;
+	struct rlink *l = &r->link;
+	l->feed = calloc(cap->n + 1, sizeof(*l->feed));
+	if (!l->feed)
+		return -1;
+	for (size_t i = 0; i < cap->n; i++) {
+		struct droce_pkt p;
+		enum droce_parse_result pr;
+		if (droce_rp_classify(&cap->f[i], s->ip_version, s->ip, &p, &pr) != DROCE_RP_PEER)
+			continue;
+		struct feed *fd = &l->feed[l->nfeed];
+		fd->data = malloc(cap->f[i].len);
+		if (!fd->data)
+			return -1;
+		memcpy(fd->data, cap->f[i].data, cap->f[i].len);
+		fd->len = cap->f[i].len;
+		fd->t_ns = cap->f[i].t_ns;
+		fd->num = cap->f[i].num;
+		droce_rp_rewrite(fd->data, fd->len, s, &r->map);
+		l->nfeed++;
+	}
+	return 0;
+}
+
+/* Events in time order: frames arrive, work requests are posted (file order at equal times). */
+static int replay(struct runner *r)
+{
+	const struct droce_rp_scenario *s = r->s;
+	struct rlink *l = &r->link;
+	unsigned *order = calloc(s->nwrs + 1, sizeof(*order));
+	if (!order)
+		return -1;
+	for (unsigned i = 0; i < s->nwrs; i++)
+		order[i] = i;
+	/* stable insertion sort by time: scenarios are small */
+	for (unsigned i = 1; i < s->nwrs; i++) {
+		unsigned v = order[i], j = i;
+		while (j > 0 && s->wrs[order[j - 1]].at_ns > s->wrs[v].at_ns) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = v;
+	}
+	r->now = T_BASE;
+	unsigned iw = 0;
+	uint64_t last = 0;
+	int rc = 0;
+	while (!rc && (iw < s->nwrs || l->ready < l->nfeed)) {
+		uint64_t tw = iw < s->nwrs ? s->wrs[order[iw]].at_ns : UINT64_MAX;
+		uint64_t tf = l->ready < l->nfeed ? l->feed[l->ready].t_ns : UINT64_MAX;
+		uint64_t t = tw <= tf ? tw : tf;
+		last = t;
+		if ((rc = advance(r, T_BASE + t)))
+			break;
+		/* Posts first at equal times: a receive posted "at" a frame's
+		 * time is there when the frame arrives. */
+		while (iw < s->nwrs && s->wrs[order[iw]].at_ns == t)
+			post(r, &s->wrs[order[iw++]]);
+		while (l->ready < l->nfeed && l->feed[l->ready].t_ns == t)
+			l->ready++;
+		rc = poll_now(r);
+	}
+	if (!rc)
+		rc = advance(r, T_BASE + last + s->drain_ns);
+	drain_cqs(r);
+	free(order);
+	return rc;
+}
+
+static unsigned check_memory(struct runner *r)
+{
+	const struct droce_rp_scenario *s = r->s;
+	unsigned bad = 0;
+	for (unsigned i = 0; i < s->nmems; i++) {
+		const struct droce_rp_mem_expect *m = &s->mems[i];
+		const uint8_t *have = r->maddr[m->mr] + m->off;
+		size_t k;
+		for (k = 0; k < m->len && have[k] == m->bytes[k]; k++)
+			;
+		if (k == m->len) {
+			fprintf(r->out, "  ok       %s:%u: memory %s+%" PRIu64 " (%zu bytes)\n", s->path, m->line,
+				s->mrs[m->mr].name, m->off, m->len);
+			continue;
+		}
+		bad++;
+		fprintf(r->out, "  DIFF     %s:%u: memory %s+%" PRIu64 ": byte %zu expected %#04x, got %#04x\n",
+			s->path, m->line, s->mrs[m->mr].name, m->off, k, m->bytes[k], have[k]);
+	}
+	return bad;
+}
+
+static void fmt_wc(char *b, size_t n, const struct droce_wc *w)
+{
+	const char *st = droce_rp_status_name((int)w->status);
+	const char *op = droce_rp_wc_opcode_name((int)w->opcode);
+	snprintf(b, n, "wr=%" PRIu64 " status=%s opcode=%s len=%u imm=%#x", w->wr_id, st ? st : "?",
+		 op ? op : "?", w->byte_len, w->imm_data);
+}
+
+static unsigned check_wcs(struct runner *r)
+{
+	const struct droce_rp_scenario *s = r->s;
+	unsigned bad = 0;
+	if (r->cq_overflow) {
+		fprintf(r->out, "  FAIL     a completion queue overflowed\n");
+		bad++;
+	}
+	if (!s->check_wcs)
+		return bad;
+	bool *used = calloc(r->nwcs + 1, sizeof(*used));
+	if (!used)
+		return bad + 1;
+	for (unsigned qi = 0; qi < s->nqps; qi++) {
+		for (int recv = 0; recv < 2; recv++) {
+			size_t g = 0;
+			for (unsigned i = 0; i < s->nwcs; i++) {
+				const struct droce_rp_wc_expect *e = &s->wcs[i];
+				if (e->qp != (int)qi || e->recv != (bool)recv)
+					continue;
+				/* next completion of this QP and queue */
+				while (g < r->nwcs && (r->wcs[g].qp_num != r->map.qpn[qi] ||
+						       (r->wcs[g].opcode >= DROCE_WC_RECV) != (bool)recv))
+					g++;
+				if (g == r->nwcs) {
+					fprintf(r->out, "  MISSING  %s:%u: completion wr=%" PRIu64 " status=%s\n",
+						s->path, e->line, e->wr_id, droce_rp_status_name(e->status));
+					bad++;
+					continue;
+				}
+				const struct droce_wc *w = &r->wcs[g];
+				used[g++] = true;
+				char gb[160];
+				fmt_wc(gb, sizeof(gb), w);
+				bool ok = w->wr_id == e->wr_id && (int)w->status == e->status &&
+					  (e->opcode < 0 || (int)w->opcode == e->opcode) &&
+					  (!e->has_len || w->byte_len == e->len) &&
+					  (!e->has_imm || ((w->wc_flags & DROCE_WC_WITH_IMM) && w->imm_data == e->imm));
+				if (ok) {
+					fprintf(r->out, "  ok       %s:%u: completion %s\n", s->path, e->line, gb);
+				} else {
+					bad++;
+					fprintf(r->out, "  DIFF     %s:%u: completion expected wr=%" PRIu64
+						" status=%s", s->path, e->line, e->wr_id,
+						droce_rp_status_name(e->status));
+					if (e->opcode >= 0)
+						fprintf(r->out, " opcode=%s", droce_rp_wc_opcode_name(e->opcode));
+					if (e->has_len)
+						fprintf(r->out, " len=%u", e->len);
+					if (e->has_imm)
+						fprintf(r->out, " imm=%#x", e->imm);
+					fprintf(r->out, "\n                got %s\n", gb);
+				}
+			}
+		}
+	}
+	for (size_t g = 0; g < r->nwcs; g++) {
+		if (used[g])
+			continue;
+		char gb[160];
+		fmt_wc(gb, sizeof(gb), &r->wcs[g]);
+		fprintf(r->out, "  EXTRA    completion on QPN %#x: %s\n", r->wcs[g].qp_num, gb);
+		bad++;
+	}
+	free(used);
+	return bad;
+}
+
+static void print_drops(struct runner *r)
+{
+	struct droce_ctx_stats st;
+	if (droce_ctx_get_stats(r->ctx, &st))
+		return;
+	fprintf(r->out, "droce: %" PRIu64 " frames in, %" PRIu64 " out", st.rx_frames, st.tx_frames);
+	for (unsigned i = 0; i < DROCE_DROP_REASON_MAX; i++) {
+		const char *n = droce_drop_reason_name(i);
+		if (!n)
+			break;
+		if (st.drop[i])
+			fprintf(r->out, ", dropped %" PRIu64 " %s", st.drop[i], n);
+	}
+	fputc('\n', r->out);
+}
+
+int droce_rp_run(const struct droce_rp_scenario *s, const struct droce_rp_capture *cap, FILE *out)
+{
+	struct runner *r = calloc(1, sizeof(*r));
+	if (!r) {
+		fprintf(out, "out of memory\n");
+		return DROCE_RP_BAD_INPUT;
+	}
+	r->s = s;
+	r->out = out;
+	int ret = DROCE_RP_BAD_INPUT;
+	if (setup(r) || load_feed(r, cap))
+		goto out;
+	fprintf(out, "replaying %s: %zu frames to droce, %u work requests\n", s->path, r->link.nfeed,
+		s->nwrs);
+	int rc = replay(r);
+	unsigned bad = r->failures + (rc ? 1u : 0u);
+	bad += droce_rp_compare(s, cap, r->link.sent, r->link.nsent, out);
+	bad += check_memory(r);
+	bad += check_wcs(r);
+	if (r->link.nomem) {
+		fprintf(out, "  FAIL     out of memory recording droce's frames\n");
+		bad++;
+	}
+	print_drops(r);
+	fprintf(out, "%s: %s (%u difference%s)\n", s->path, bad ? "MISMATCH" : "MATCH", bad,
+		bad == 1 ? "" : "s");
+	ret = bad ? DROCE_RP_MISMATCH : DROCE_RP_MATCH;
+out:
+	for (unsigned i = 0; i < DROCE_RP_MAX_QPS; i++)
+		if (r->qp[i])
+			droce_destroy_qp(r->qp[i]);
+	if (r->scq)
+		droce_destroy_cq(r->scq);
+	if (r->rcq)
+		droce_destroy_cq(r->rcq);
+	for (unsigned i = 0; i < DROCE_RP_MAX_MRS; i++)
+		if (r->mr[i])
+			droce_dereg_mr(r->mr[i]);
+	if (r->ctx)
+		droce_ctx_destroy(r->ctx);
+	for (unsigned i = 0; i < DROCE_RP_MAX_MRS; i++)
+		free(r->mem[i]);
+	for (size_t i = 0; i < r->link.nfeed; i++)
+		free(r->link.feed[i].data);
+	free(r->link.feed);
+	for (size_t i = 0; i < r->link.nsent; i++)
+		free(r->link.sent[i].data);
+	free(r->link.sent);
+	free(r->wcs);
+	free(r);
+	return ret;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Run a scenario through a fresh droce context: a link of its own feeds the
+ * peer's frames (rewritten onto droce's QPNs and rkeys) on a virtual clock
+ * that follows the capture's timestamps and records every frame droce
+ * sends; receives and work requests are posted at their scenario times;
+ * then frames, memory and completions are compared.
+ */
+#ifndef DROCE_REPLAY_RUN_H
+#define DROCE_REPLAY_RUN_H
+
+#include <stdio.h>
+
+#include "capture.h"
+#include "scenario.h"
+
+/** Exit codes of droce-replay. */
+enum { DROCE_RP_MATCH = 0, DROCE_RP_MISMATCH = 1, DROCE_RP_BAD_INPUT = 2 };
+
+/**
+ * Replay @p s against @p cap, printing the report to @p out.
+ * @return DROCE_RP_MATCH, DROCE_RP_MISMATCH, or DROCE_RP_BAD_INPUT when
+ *         droce refuses the scenario's setup (reason printed with its line).
+ */
+int droce_rp_run(const struct droce_rp_scenario *s, const struct droce_rp_capture *cap, FILE *out);
+
+#endif

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Built instead of run.c while the engine library has no sources yet: the
+ * scenario parser, --derive and --sides work; a replay reports that it
+ * cannot run.
+ */
+#include "run.h"
+
+int droce_rp_run(const struct droce_rp_scenario *s, const struct droce_rp_capture *cap, FILE *out)
+{
+	(void)cap;
+	fprintf(out, "%s: this droce-replay was built without the droce engine: cannot replay\n",
+		s->path);
+	return DROCE_RP_BAD_INPUT;
+}
