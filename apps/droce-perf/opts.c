@@ -171,8 +171,12 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 		FAIL("unexpected argument '%s'", argv[optind + 2]);
 	if (!size_set)
 		o->size = perf_is_bw(o->test) ? 65536 : 2;
-	if (o->test == PERF_ATOMIC_LAT)
-		o->size = 8;
+	if (o->test == PERF_ATOMIC_LAT) {
+		o->size = 8;        /* atomics move 8 bytes (IBTA 9.4.5) */
+		o->all_sizes = false;
+	}
+	if (!perf_is_bw(o->test) && o->qps > 1)
+		FAIL("latency tests use one QP");
 	if (!iters_set)
 		o->iters = perf_is_bw(o->test) ? 5000 : 1000;
 	if (o->memif && o->iface)

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Bandwidth tests (write_bw, read_bw, send_bw): the client keeps tx_depth
+ * messages in flight per QP; the server serves (receives for send_bw, and for
+ * write_bw --check, where each WRITE carries its iteration as immediate data).
+ */
+#include "perf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pattern.h"
+
+static inline uint8_t *slot_ptr(const struct perf *p, const struct perf_qp *q, uint64_t slot)
+{
+	return q->buf + slot * p->slot_size;
+}
+
+static struct perf_qp *qp_of(struct perf *p, uint32_t qpn)
+{
+	for (unsigned i = 0; i < p->o.qps; i++)
+		if (droce_qp_num(p->qp[i].qp) == qpn)
+			return &p->qp[i];
+	return NULL;
+}
+
+/* Outstanding messages per QP: with --check a slot must not be rewritten
+ * while a message using it is in flight (TX reads registered memory). */
+static unsigned depth(const struct perf *p)
+{
+	return p->o.check && p->slots < p->o.tx_depth ? p->slots : p->o.tx_depth;
+}
+
+static int post_one(struct perf *p, struct perf_qp *q, uint32_t size)
+{
+	uint64_t iter = q->posted;
+	uint64_t slot = iter % p->slots;
+	struct droce_sge sge = {(uint64_t)(uintptr_t)slot_ptr(p, q, slot), size, q->mr->lkey};
+	struct droce_send_wr wr = {0}, *bad;
+
+	wr.wr_id = iter;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.send_flags = DROCE_SEND_SIGNALED;
+	switch (p->o.test) {
+	case PERF_WRITE_BW:
+		wr.opcode = p->o.check ? DROCE_WR_RDMA_WRITE_WITH_IMM : DROCE_WR_RDMA_WRITE;
+		wr.wr.rdma.remote_addr = q->remote.addr + slot * p->slot_size;
+		wr.wr.rdma.rkey = q->remote.rkey;
+		break;
+	case PERF_READ_BW:
+		wr.opcode = DROCE_WR_RDMA_READ;
+		wr.wr.rdma.remote_addr = q->remote.addr + slot * p->slot_size;
+		wr.wr.rdma.rkey = q->remote.rkey;
+		break;
+	default:
+		wr.opcode = p->o.check ? DROCE_WR_SEND_WITH_IMM : DROCE_WR_SEND;
+		break;
+	}
+	if (p->o.check) {
+		wr.imm_data = (uint32_t)iter;
+		if (p->o.test != PERF_READ_BW)
+			pattern_fill(slot_ptr(p, q, slot), size, iter);
+	}
+	int r = droce_post_send(q->qp, &wr, &bad);
+	if (r == 0)
+		q->posted++;
+	return r;
+}
+
+int perf_run_bw(struct perf *p, uint32_t size, struct bw_result *out)
+{
+	const uint64_t iters = p->o.iters;
+	const uint64_t dur_ns = (uint64_t)(p->o.duration * 1e9);
+	const uint64_t timeout_ns = (uint64_t)(p->o.timeout * 1e9);
+	const unsigned inflight = depth(p);
+	uint64_t total = 0, want = dur_ns ? UINT64_MAX : iters * p->o.qps;
+	/* Peak: the best rate over windows of 1/20 of the run (at least tx_depth messages). */
+	uint64_t win = want == UINT64_MAX ? 4096 : want / 20;
+	if (win < inflight)
+		win = inflight;
+	uint64_t win_start_n = 0, win_start_t, t_start, t_end, last_progress;
+	double peak = 0;
+	struct droce_wc wc[64];
+
+	for (unsigned i = 0; i < p->o.qps; i++)
+		p->qp[i].posted = p->qp[i].completed = 0;
+	t_start = win_start_t = last_progress = t_end = perf_now(p);
+	for (;;) {
+		uint64_t now = perf_now(p);
+		bool posting = dur_ns ? now - t_start < dur_ns : true;
+		for (unsigned i = 0; posting && i < p->o.qps; i++) {
+			struct perf_qp *q = &p->qp[i];
+			while (q->posted - q->completed < inflight && (dur_ns || q->posted < iters)) {
+				int r = post_one(p, q, size);
+				if (r == -ENOMEM)
+					break;
+				if (r) {
+					fprintf(stderr, "droce-perf: post_send: %s\n", strerror(-r));
+					return r;
+				}
+			}
+		}
+		droce_ctx_poll(p->ctx, now);
+		int n = droce_poll_cq(p->cq, 64, wc);
+		if (n < 0) {
+			fprintf(stderr, "droce-perf: completion queue overflow\n");
+			return -EOVERFLOW;
+		}
+		for (int k = 0; k < n; k++) {
+			struct perf_qp *q = qp_of(p, wc[k].qp_num);
+			if (wc[k].status != DROCE_WC_SUCCESS || !q) {
+				fprintf(stderr, "droce-perf: completion error: %s (wr %llu, QP %u)\n",
+					droce_wc_status_str(wc[k].status),
+					(unsigned long long)wc[k].wr_id, wc[k].qp_num);
+				return -EIO;
+			}
+			if (p->o.check && p->o.test == PERF_READ_BW) {
+				uint64_t slot = wc[k].wr_id % p->slots;
+				long bad = pattern_check(slot_ptr(p, q, slot), size, slot);
+				if (bad >= 0)
+					perf_check_fail(p, "read_bw: iteration %llu, byte %ld of %u differs",
+							(unsigned long long)wc[k].wr_id, bad, size);
+			}
+			q->completed++;
+			total++;
+		}
+		if (n > 0) {
+			last_progress = t_end = now;
+			if (total - win_start_n >= win) {
+				double rate = (double)(total - win_start_n) / (double)(now - win_start_t + 1);
+				if (rate > peak)
+					peak = rate;
+				win_start_n = total;
+				win_start_t = now;
+			}
+		}
+		bool outstanding = false;
+		for (unsigned i = 0; i < p->o.qps; i++)
+			outstanding |= p->qp[i].posted != p->qp[i].completed;
+		if (!outstanding && (total >= want || (dur_ns && now - t_start >= dur_ns)))
+			break;
+		if (now - last_progress > timeout_ns) {
+			fprintf(stderr, "droce-perf: no completion for %.1f s: peer gone?\n", p->o.timeout);
+			return -ETIMEDOUT;
+		}
+		if ((total & 0xFF) == 0 && perf_peer_event(p) < 0) {
+			fprintf(stderr, "droce-perf: the server went away\n");
+			return -ECONNRESET;
+		}
+	}
+	double ns = (double)(t_end - t_start + 1);
+	double avg = (double)total / ns; /* messages per ns */
+	if (peak < avg)
+		peak = avg;
+	out->bytes = size;
+	out->iterations = total;
+	out->bw_avg_gbps = avg * size * 8.0;
+	out->bw_peak_gbps = peak * size * 8.0;
+	out->msg_rate_mpps = avg * 1e3;
+	return 0;
+}
+
+static int post_recv_slot(struct perf *p, struct perf_qp *q, uint64_t slot)
+{
+	struct droce_sge sge = {(uint64_t)(uintptr_t)slot_ptr(p, q, slot), p->slot_size, q->mr->lkey};
+	struct droce_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1}, *bad;
+	return droce_post_recv(q->qp, &wr, &bad);
+}
+
+int perf_server_prepare(struct perf *p)
+{
+	bool recvs = p->o.test == PERF_SEND_BW || (p->o.test == PERF_WRITE_BW && p->o.check);
+
+	/* READ targets hold a pattern keyed by slot, which the client checks. */
+	if (p->o.test == PERF_READ_BW || p->o.test == PERF_READ_LAT)
+		for (unsigned i = 0; i < p->o.qps; i++)
+			for (uint64_t s = 0; s < p->slots; s++)
+				pattern_fill(slot_ptr(p, &p->qp[i], s), p->slot_size, s);
+	if (p->o.test == PERF_SEND_LAT)
+		return perf_lat_post_recv(p);
+	if (recvs)
+		for (unsigned i = 0; i < p->o.qps; i++)
+			for (uint64_t s = 0; s < p->slots; s++)
+				if (post_recv_slot(p, &p->qp[i], s))
+					return -EIO;
+	return 0;
+}
+
+/* Server side of the bandwidth tests; receives were posted by perf_server_prepare(). */
+int perf_serve_bw(struct perf *p)
+{
+	struct droce_wc wc[64];
+	uint64_t served = 0;
+
+	for (uint64_t turn = 0;; turn++) {
+		droce_ctx_poll(p->ctx, perf_now(p));
+		int n = droce_poll_cq(p->cq, 64, wc);
+		for (int k = 0; k < n; k++) {
+			struct perf_qp *q = qp_of(p, wc[k].qp_num);
+			if (wc[k].status != DROCE_WC_SUCCESS || !q) {
+				fprintf(stderr, "droce-perf: completion error: %s\n",
+					droce_wc_status_str(wc[k].status));
+				return -EIO;
+			}
+			uint64_t slot = wc[k].wr_id;
+			if (p->o.check) {
+				/* WRITE landed at the slot of its iteration; SEND in the receive buffer. */
+				uint64_t iter = wc[k].imm_data;
+				uint8_t *data = p->o.test == PERF_WRITE_BW
+					? slot_ptr(p, q, iter % p->slots) : slot_ptr(p, q, slot);
+				long bad = pattern_check(data, wc[k].byte_len, iter);
+				if (!(wc[k].wc_flags & DROCE_WC_WITH_IMM))
+					perf_check_fail(p, "completion without immediate data");
+				else if (bad >= 0)
+					perf_check_fail(p, "%s: iteration %llu, byte %ld of %u differs",
+							perf_test_name(p->o.test), (unsigned long long)iter,
+							bad, wc[k].byte_len);
+			}
+			served++;
+			if (post_recv_slot(p, q, slot)) {
+				fprintf(stderr, "droce-perf: post_recv failed\n");
+				return -EIO;
+			}
+		}
+		if ((turn & 0x3FF) == 0) {
+			int e = perf_peer_event(p);
+			if (e < 0) {
+				fprintf(stderr, "droce-perf: the client went away\n");
+				return e;
+			}
+			if (e > 0)
+				break;
+		}
+	}
+	printf(" Served %s: %llu receive completions\n", perf_test_name(p->o.test),
+	       (unsigned long long)served);
+	return 0;
+}
