@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "wire/build.h"
+#include "wire/bytes.h"
 #include "wire/compare.h"
 #include "wire/hdr.h"
 #include "wire/opcode.h"
@@ -62,6 +63,19 @@ static void roundtrip_one(struct wt_rng *r, uint8_t opc, enum wt_l3 l3, bool vla
 	for (unsigned i = 0; i < p.h.bth.pad; i++)
 		assert_int_equal(f[p.payload_off + plen + i], 0);
 	assert_int_equal(p.icrc, droce_icrc_load(f + len - 4));
+	if (l3 == WT_IPV4) {
+		/* RFC 1071: the header sums to 0xFFFF with its checksum; DF set,
+		 * never fragmented */
+		uint32_t sum = 0;
+		for (unsigned i = 0; i < 20; i += 2)
+			sum += droce_get_be16(f + p.l3_off + i);
+		while (sum >> 16)
+			sum = (sum & 0xFFFFu) + (sum >> 16);
+		assert_int_equal(sum, 0xFFFF);
+		assert_int_equal(droce_get_be16(f + p.l3_off + 6), 0x4000);
+	}
+	if (l3 != WT_ROCEV1)
+		assert_int_equal(droce_get_be16(f + p.bth_off - 2), 0); /* UDP checksum */
 	free(f);
 	free(payload);
 }
