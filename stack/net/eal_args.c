@@ -150,10 +150,12 @@ int droce_eal_build_argv(const char *prog, int user_argc, char *const *user_argv
 			rc = -EINVAL;
 			goto fail;
 		}
-		/* 8 KB frames hold a 4096-MTU RoCE frame; 64 KB blocks, 1024 frames. */
+		/* DPDK 22.11's af_packet PMD caps frames at 1518 bytes (its
+		 * max_rx_pktlen), so RoCE MTU 1024 is the most it carries: 2 KB
+		 * ring frames (fit in a standard mbuf), 2048 of them. */
 		rc = push_fmt(out,
-			      "--vdev=net_af_packet0,iface=%s,blocksz=65536,framesz=8192,"
-			      "framecnt=1024,qpairs=%u",
+			      "--vdev=net_af_packet0,iface=%s,blocksz=4096,framesz=2048,"
+			      "framecnt=2048,qpairs=%u",
 			      opts->iface, queues);
 		if (rc != 0)
 			goto fail;

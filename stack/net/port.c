@@ -28,6 +28,7 @@
  * trailer: 2 KB leaves room for a whole header plus inline payload. */
 #define ZC_DIRECT_ROOM 2048u
 #define MAX_INLINE 256u
+#define RX_MIN_ROOM 2048u
 #define STASH_MAX 64u
 #define CLOSE_WAIT_MS 500u
 
@@ -558,7 +559,11 @@ static int queue_pools(struct droce_port *p, const struct droce_port_conf *c, in
 	unsigned n_rx = c->rx_desc + 2 * p->burst + MEMPOOL_CACHE;
 	unsigned n_tx = c->tx_desc + 2 * p->burst + MEMPOOL_CACHE;
 	unsigned n_ext = p->zc ? (c->tx_desc + 2 * p->burst) * 2 + MEMPOOL_CACHE : 0;
+	/* At least the standard 2 KB data room: some PMDs size their own
+	 * buffers from it (af_packet wants its frame size to fit). */
 	uint32_t room = RTE_ALIGN_CEIL(p->frame_max, 64);
+	if (room < RX_MIN_ROOM)
+		room = RX_MIN_ROOM;
 	uint32_t tx_room = p->zc ? ZC_DIRECT_ROOM : room;
 
 	snprintf(name, sizeof(name), "drx%u_%u", p->port_id, p->queue);

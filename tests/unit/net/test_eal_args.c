@@ -96,7 +96,7 @@ static void test_iface_and_user_overrides(void **state)
 	const char *v = find_prefix(&a, "--vdev=net_af_packet0,iface=veth0,");
 	assert_non_null(v);
 	assert_non_null(strstr(v, "qpairs=2"));
-	assert_non_null(strstr(v, "framesz=8192"));
+	assert_non_null(strstr(v, "framesz=2048"));
 	/* user chose the file prefix and memory: nothing added for those */
 	assert_int_equal(count(&a, "--in-memory"), 0);
 	assert_int_equal(count(&a, "--no-shconf"), 0);

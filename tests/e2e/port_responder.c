@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * port_responder: open one droce port (EAL shortcuts of stack/net/eal.h),
+ * poll it as a context would, and let it answer ARP and ICMP echo. Exits 0
+ * after answering --pings echo requests, 1 when --seconds pass first.
+ * Used by tests/e2e/ping_veth.sh (the kernel's ping from another network
+ * namespace, over af_packet on a veth pair).
+ *
+ *   port_responder [EAL args --] --iface IF | --memif ROLE  --ip A.B.C.D
+ *                  [--pings N] [--seconds S] [--capture FILE]
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+
+#include "net/capture.h"
+#include "net/eal.h"
+#include "net/port.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: port_responder [EAL args --] --iface IF|--memif ROLE --ip ADDR "
+			"[--pings N] [--seconds S] [--capture FILE]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	int split = 0;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0)
+			split = i;
+	struct droce_eal_opts eo;
+	memset(&eo, 0, sizeof(eo));
+	const char *ip = NULL, *capture = NULL;
+	unsigned pings = 3;
+	double seconds = 20;
+	for (int i = split + 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (v == NULL)
+			usage();
+		if (strcmp(a, "--iface") == 0)
+			eo.iface = v;
+		else if (strcmp(a, "--memif") == 0)
+			eo.memif = v;
+		else if (strcmp(a, "--ip") == 0)
+			ip = v;
+		else if (strcmp(a, "--pings") == 0)
+			pings = (unsigned)atoi(v);
+		else if (strcmp(a, "--seconds") == 0)
+			seconds = atof(v);
+		else if (strcmp(a, "--capture") == 0)
+			capture = v;
+		else
+			usage();
+		i++;
+	}
+	struct droce_port_conf pc;
+	droce_port_conf_init(&pc);
+	if (ip == NULL || inet_pton(AF_INET, ip, pc.ip) != 1)
+		usage();
+	int rc = droce_eal_init(argv[0], split ? split - 1 : 0, argv + 1, &eo);
+	if (rc != 0) {
+		fprintf(stderr, "port_responder: EAL: %s\n", strerror(-rc));
+		return 1;
+	}
+	if (rte_eth_dev_count_avail() == 0) {
+		fprintf(stderr, "port_responder: no ethdev port\n");
+		return 1;
+	}
+	pc.port_id = 0;
+	struct droce_port *port = droce_port_open(&pc);
+	if (port == NULL) {
+		fprintf(stderr, "port_responder: port open: %s\n", strerror(errno));
+		return 1;
+	}
+	struct droce_port_info info;
+	droce_port_get_info(port, &info);
+	printf("port %u driver %s mac %02x:%02x:%02x:%02x:%02x:%02x mtu %u roce_mtu %u "
+	       "zero_copy %d footprint %.1f MB\n",
+	       info.port_id, info.driver, info.mac[0], info.mac[1], info.mac[2], info.mac[3],
+	       info.mac[4], info.mac[5], info.mtu, info.roce_mtu, info.zero_copy,
+	       (double)info.footprint_bytes / 1e6);
+	fflush(stdout);
+	struct droce_capture *cap = NULL;
+	if (capture != NULL) {
+		struct droce_capture_conf cc = {.path = capture};
+		cap = droce_capture_open(&cc);
+		if (cap == NULL) {
+			fprintf(stderr, "port_responder: capture: %s\n", strerror(errno));
+			return 1;
+		}
+		droce_port_set_capture(port, cap);
+	}
+	struct droce_link link = droce_port_link(port);
+	uint64_t t0 = now_ns(), end = t0 + (uint64_t)(seconds * 1e9);
+	struct droce_port_stats st;
+	int result = 1;
+	for (;;) {
+		uint64_t now = now_ns();
+		struct droce_rx_frame f[32];
+		unsigned n = link.ops->rx_burst(link.priv, f, 32, now - t0);
+		if (n != 0)
+			link.ops->rx_release(link.priv, f, n);
+		link.ops->tx_flush(link.priv, now - t0);
+		droce_port_get_stats(port, &st);
+		if (st.icmp.rx_echo >= pings) {
+			result = 0;
+			break;
+		}
+		if (now >= end)
+			break;
+	}
+	droce_port_get_stats(port, &st);
+	printf("rx %lu frames: arp %lu icmp %lu roce %lu other %lu; answered %lu echo, %lu arp; "
+	       "tx %lu frames\n",
+	       (unsigned long)st.rx_frames, (unsigned long)st.rx_class[DROCE_NET_ARP],
+	       (unsigned long)st.rx_class[DROCE_NET_ICMP], (unsigned long)st.rx_roce,
+	       (unsigned long)st.rx_other, (unsigned long)st.icmp.rx_echo,
+	       (unsigned long)st.arp.tx_replies, (unsigned long)st.tx_frames);
+	droce_port_set_capture(port, NULL);
+	droce_capture_close(cap);
+	droce_port_close(port);
+	rte_eal_cleanup();
+	if (result != 0)
+		fprintf(stderr, "port_responder: answered %lu of %u pings within %.0f s\n",
+			(unsigned long)st.icmp.rx_echo, pings, seconds);
+	return result;
+}
