@@ -72,8 +72,8 @@ struct droce_port_conf {
 	uint64_t drain_ns;         /**< a batched frame waits at most this long */
 	bool zero_copy;            /**< attach payload as external buffers (default true) */
 	bool force_multi_seg;      /**< trust the PMD with chained mbufs although it does not
-				        advertise RTE_ETH_TX_OFFLOAD_MULTI_SEGS (net_ring does not,
-				        yet passes chains intact) */
+				        advertise RTE_ETH_TX_OFFLOAD_MULTI_SEGS (for a PMD known
+				        to pass chains intact) */
 	bool promiscuous;          /**< accept frames for any MAC (default false) */
 	bool gratuitous_arp;       /**< announce our address at start (default true) */
 	bool set_mac;              /**< use @p mac instead of the port's own */

@@ -110,7 +110,7 @@ static int setup(void **state)
 	c.port_id = (uint16_t)pid;
 	c.rx_desc = 256;
 	c.tx_desc = 256;
-	c.force_multi_seg = true; /* net_ring moves mbuf pointers: chains pass intact */
+	c.force_multi_seg = true; /* net_ring advertises chains anyway; belt and braces */
 	memcpy(c.ip, our_ip, 4);
 	fx.port = droce_port_open(&c);
 	if (fx.port == NULL)
@@ -467,6 +467,73 @@ static void test_capture_mirror(void **state)
 	unlink(path);
 }
 
+/* Two queues of one device, as two contexts on two lcores would use them. */
+static void test_two_queues(void **state)
+{
+	(void)state;
+	struct rte_ring *rx[2], *tx[2];
+	char name[32];
+	for (int q = 0; q < 2; q++) {
+		snprintf(name, sizeof(name), "mqrx%d", q);
+		rx[q] = rte_ring_create(name, 256, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		snprintf(name, sizeof(name), "mqtx%d", q);
+		tx[q] = rte_ring_create(name, 256, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		assert_non_null(rx[q]);
+		assert_non_null(tx[q]);
+	}
+	int pid = rte_eth_from_rings("droce_mq", rx, 2, tx, 2, SOCKET_ID_ANY);
+	assert_true(pid >= 0);
+	struct rte_mempool *inj = rte_pktmbuf_pool_create("mqinj", 64, 0, 0,
+							  RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	assert_non_null(inj);
+	struct droce_port_conf c;
+	droce_port_conf_init(&c);
+	c.port_id = (uint16_t)pid;
+	c.nb_queues = 2;
+	c.rx_desc = c.tx_desc = 128;
+	memcpy(c.ip, our_ip, 4);
+	assert_null(droce_port_open(&c)); /* one-queue constructor refuses two */
+	struct droce_port *p[2];
+	assert_int_equal(droce_port_open_queues(&c, p), 0);
+	struct droce_port_info in0, in1;
+	droce_port_get_info(p[0], &in0);
+	droce_port_get_info(p[1], &in1);
+	assert_int_equal(in0.queue, 0);
+	assert_int_equal(in1.queue, 1);
+	assert_true(in0.multi_seg); /* net_ring advertises RTE_ETH_TX_OFFLOAD_MULTI_SEGS */
+	assert_int_equal(in0.zero_copy, in0.multi_seg);
+	/* gratuitous ARP once, on queue 0 */
+	assert_int_equal(rte_ring_count(tx[0]), 1);
+	assert_int_equal(rte_ring_count(tx[1]), 0);
+	/* an ARP request arriving on queue 1 is answered by queue 1 */
+	uint8_t req[60];
+	const uint8_t bc[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, z[6] = {0};
+	droce_arp_build(req, sizeof(req), 1, bc, peer_mac, peer_ip, z, our_ip);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(inj);
+	memcpy(rte_pktmbuf_append(m, sizeof(req)), req, sizeof(req));
+	assert_int_equal(rte_ring_enqueue(rx[1], m), 0);
+	struct droce_link l1 = droce_port_link(p[1]);
+	struct droce_rx_frame f[4];
+	assert_int_equal(l1.ops->rx_burst(l1.priv, f, 4, 0), 0);
+	assert_int_equal(rte_ring_count(tx[1]), 1);
+	struct droce_port_stats st;
+	droce_port_get_stats(p[1], &st);
+	assert_int_equal(st.arp.tx_replies, 1);
+	droce_port_get_stats(p[0], &st);
+	assert_int_equal(st.rx_frames, 0);
+	void *obj;
+	for (int q = 0; q < 2; q++)
+		while (rte_ring_dequeue(tx[q], &obj) == 0)
+			rte_pktmbuf_free(obj);
+	droce_port_close(p[1]);
+	droce_port_close(p[0]);
+	for (int q = 0; q < 2; q++) {
+		rte_ring_free(rx[q]);
+		rte_ring_free(tx[q]);
+	}
+	rte_mempool_free(inj);
+}
+
 int main(void)
 {
 	char *eal[] = {"test_port", "--no-huge", "--no-pci", "--no-shconf", "-m", "256",
@@ -484,6 +551,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_short_payload_copied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resolve_sends_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_capture_mirror, setup, teardown),
+		cmocka_unit_test(test_two_queues),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rte_eal_cleanup();
