@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* QP: creation limits, the IBTA 11.2.5.1 transition table and masks, value
+ * ranges, posting rules per state, flush on ERR, query. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "core/core.h"
+#include "pair.h"
+
+struct fx {
+	struct tl_pair *l;
+	struct droce_ctx *ctx;
+	struct droce_cq *cq;
+	struct droce_qp *qp;
+	uint8_t buf[256];
+	struct droce_mr *mr;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	f->l = calloc(1, sizeof(*f->l));
+	f->ctx = bed_ctx(f->l, 0);
+	f->cq = droce_create_cq(f->ctx, 64);
+	struct droce_qp_init_attr ia = { .send_cq = f->cq, .recv_cq = f->cq };
+	ia.cap.max_send_wr = 4;
+	ia.cap.max_recv_wr = 4;
+	ia.cap.max_send_sge = 2;
+	ia.cap.max_recv_sge = 2;
+	ia.cap.max_inline_data = 32;
+	f->qp = droce_create_qp(f->ctx, &ia);
+	f->mr = droce_reg_mr(f->ctx, f->buf, sizeof(f->buf), DROCE_ACCESS_LOCAL_WRITE);
+	*state = f;
+	return f->qp && f->mr ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	droce_destroy_qp(f->qp);
+	droce_destroy_cq(f->cq);
+	droce_ctx_destroy(f->ctx);
+	free(f->l);
+	free(f);
+	return 0;
+}
+
+#define INIT_MASK (DROCE_QP_STATE | DROCE_QP_ACCESS_FLAGS | DROCE_QP_PKEY)
+#define RTR_MASK (DROCE_QP_STATE | DROCE_QP_AV | DROCE_QP_PATH_MTU | DROCE_QP_DEST_QPN | \
+		  DROCE_QP_RQ_PSN | DROCE_QP_MAX_DEST_RD_ATOMIC | DROCE_QP_MIN_RNR_TIMER)
+#define RTS_MASK (DROCE_QP_STATE | DROCE_QP_SQ_PSN | DROCE_QP_TIMEOUT | DROCE_QP_RETRY_CNT | \
+		  DROCE_QP_RNR_RETRY | DROCE_QP_MAX_QP_RD_ATOMIC)
+
+static void good_attr(struct droce_qp_attr *a, enum droce_qp_state s)
+{
+	memset(a, 0, sizeof(*a));
+	a->qp_state = s;
+	a->qp_access_flags = DROCE_ACCESS_REMOTE_WRITE;
+	a->pkey = 0xFFFF;
+	a->path_mtu = DROCE_MTU_1024;
+	a->dest_qp_num = 77;
+	a->rq_psn = 0x123456;
+	a->sq_psn = 0xABCDEF;
+	a->max_dest_rd_atomic = 4;
+	a->max_rd_atomic = 4;
+	a->min_rnr_timer = 12;
+	a->timeout = 14;
+	a->retry_cnt = 7;
+	a->rnr_retry = 7;
+	a->ah_attr.ip_version = 4;
+	a->ah_attr.dst_ip[0] = 10;
+	a->ah_attr.dscp = 26;
+	a->ah_attr.ttl = 64;
+}
+
+static void test_qpn_and_create_errors(void **state)
+{
+	struct fx *f = *state;
+	uint32_t n = droce_qp_num(f->qp);
+	assert_true(n > 1 && n <= 0xFFFFFF);
+	struct droce_qp_init_attr ia = { .send_cq = f->cq, .recv_cq = NULL };
+	errno = 0;
+	assert_null(droce_create_qp(f->ctx, &ia));
+	assert_int_equal(errno, EINVAL);
+	ia.recv_cq = f->cq;
+	ia.cap.max_send_sge = DROCE_QP_MAX_SGE + 1;
+	assert_null(droce_create_qp(f->ctx, &ia));
+	assert_int_equal(errno, EINVAL);
+	ia.cap.max_send_sge = 0;
+	struct droce_qp *q2 = droce_create_qp(f->ctx, &ia);
+	assert_non_null(q2);
+	assert_int_not_equal(droce_qp_num(q2), n);
+	struct droce_qp_attr a;
+	assert_int_equal(droce_query_qp(q2, &a, 0), 0);
+	assert_int_equal(a.qp_state, DROCE_QPS_RESET);
+	assert_int_equal(a.cap.max_send_wr, DROCE_DEFAULT_MAX_SEND_WR);
+	assert_int_equal(droce_destroy_qp(q2), 0);
+	assert_int_equal(droce_destroy_qp(NULL), -EINVAL);
+}
+
+static void test_legal_path_and_query(void **state)
+{
+	struct fx *f = *state;
+	struct droce_qp_attr a, q;
+	good_attr(&a, DROCE_QPS_INIT);
+	assert_int_equal(droce_modify_qp(f->qp, &a, INIT_MASK), 0);
+	a.qp_state = DROCE_QPS_INIT; /* INIT -> INIT */
+	assert_int_equal(droce_modify_qp(f->qp, &a, DROCE_QP_STATE | DROCE_QP_ACCESS_FLAGS), 0);
+	a.qp_state = DROCE_QPS_RTR;
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTR_MASK), 0);
+	a.qp_state = DROCE_QPS_RTS;
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTS_MASK), 0);
+	assert_int_equal(droce_query_qp(f->qp, &q, 0), 0);
+	assert_int_equal(q.qp_state, DROCE_QPS_RTS);
+	assert_int_equal(q.dest_qp_num, 77);
+	assert_int_equal(q.rq_psn, 0x123456);
+	assert_int_equal(q.sq_psn, 0xABCDEF);
+	assert_int_equal(q.path_mtu, DROCE_MTU_1024);
+	assert_int_equal(q.timeout, 14);
+	assert_int_equal(q.min_rnr_timer, 12);
+	assert_int_equal(q.cap.max_send_wr, 4);
+	/* RTS -> RTS with an allowed attribute; RTS -> SQD -> RTS. */
+	a.min_rnr_timer = 3;
+	assert_int_equal(droce_modify_qp(f->qp, &a, DROCE_QP_STATE | DROCE_QP_MIN_RNR_TIMER), 0);
+	a.qp_state = DROCE_QPS_SQD;
+	assert_int_equal(droce_modify_qp(f->qp, &a, DROCE_QP_STATE), 0);
+	a.qp_state = DROCE_QPS_RTS;
+	assert_int_equal(droce_modify_qp(f->qp, &a, DROCE_QP_STATE), 0);
+	/* any -> ERR, ERR -> RESET, RESET -> INIT again. */
+	a.qp_state = DROCE_QPS_ERR;
+	assert_int_equal(droce_modify_qp(f->qp, &a, DROCE_QP_STATE), 0);
+	a.qp_state = DROCE_QPS_RTS;
+	assert_int_equal(droce_modify_qp(f->qp, &a, DROCE_QP_STATE), -EINVAL);
+	a.qp_state = DROCE_QPS_RESET;
+	assert_int_equal(droce_modify_qp(f->qp, &a, DROCE_QP_STATE), 0);
+	a.qp_state = DROCE_QPS_INIT;
+	assert_int_equal(droce_modify_qp(f->qp, &a, INIT_MASK), 0);
+	assert_string_equal(droce_qp_state_str(DROCE_QPS_RTS), "RTS");
+	assert_string_equal(droce_qp_state_str(DROCE_QPS_SQE), "SQE");
+	assert_string_equal(droce_qp_state_str((enum droce_qp_state)99), "UNKNOWN");
+}
+
+static void test_illegal_transitions_and_masks(void **state)
+{
+	struct fx *f = *state;
+	struct droce_qp_attr a;
+	good_attr(&a, DROCE_QPS_RTR);
+	/* Skipping states. */
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTR_MASK), -EINVAL);
+	a.qp_state = DROCE_QPS_RTS;
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTS_MASK), -EINVAL);
+	a.qp_state = DROCE_QPS_SQD;
+	assert_int_equal(droce_modify_qp(f->qp, &a, DROCE_QP_STATE), -EINVAL);
+	/* RESET -> INIT: missing required ACCESS_FLAGS; a forbidden extra. */
+	a.qp_state = DROCE_QPS_INIT;
+	assert_int_equal(droce_modify_qp(f->qp, &a, DROCE_QP_STATE | DROCE_QP_PKEY), -EINVAL);
+	assert_int_equal(droce_modify_qp(f->qp, &a, INIT_MASK | DROCE_QP_SQ_PSN), -EINVAL);
+	assert_int_equal(droce_modify_qp(f->qp, &a, INIT_MASK), 0);
+	/* INIT -> RTR: each required attribute missing in turn. */
+	a.qp_state = DROCE_QPS_RTR;
+	const unsigned req[] = { DROCE_QP_AV, DROCE_QP_PATH_MTU, DROCE_QP_DEST_QPN, DROCE_QP_RQ_PSN,
+				 DROCE_QP_MAX_DEST_RD_ATOMIC, DROCE_QP_MIN_RNR_TIMER };
+	for (unsigned i = 0; i < sizeof(req) / sizeof(req[0]); i++)
+		assert_int_equal(droce_modify_qp(f->qp, &a, RTR_MASK & ~req[i]), -EINVAL);
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTR_MASK | DROCE_QP_TIMEOUT), -EINVAL);
+	/* Values out of range. */
+	a.path_mtu = (enum droce_mtu)6;
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTR_MASK), -EINVAL);
+	a.path_mtu = (enum droce_mtu)0;
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTR_MASK), -EINVAL);
+	a.path_mtu = DROCE_MTU_4096;
+	a.rq_psn = 1u << 24;
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTR_MASK), -EINVAL);
+	a.rq_psn = 0;
+	a.dest_qp_num = 1u << 24;
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTR_MASK), -EINVAL);
+	a.dest_qp_num = 5;
+	a.min_rnr_timer = 32;
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTR_MASK), -EINVAL);
+	a.min_rnr_timer = 1;
+	a.ah_attr.ip_version = 6; /* context is IPv4 */
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTR_MASK), -EINVAL);
+	a.ah_attr.ip_version = 4;
+	struct droce_qp_attr q;
+	droce_query_qp(f->qp, &q, 0);
+	assert_int_equal(q.qp_state, DROCE_QPS_INIT); /* nothing applied */
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTR_MASK), 0);
+	/* RTR -> RTS: ranges and missing attributes. */
+	a.qp_state = DROCE_QPS_RTS;
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTS_MASK & ~DROCE_QP_SQ_PSN), -EINVAL);
+	a.retry_cnt = 8;
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTS_MASK), -EINVAL);
+	a.retry_cnt = 7;
+	a.rnr_retry = 8;
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTS_MASK), -EINVAL);
+	a.rnr_retry = 7;
+	a.timeout = 32;
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTS_MASK), -EINVAL);
+	a.timeout = 0;
+	a.max_rd_atomic = DROCE_QP_MAX_RD_ATOMIC + 1;
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTS_MASK), -EINVAL);
+	a.max_rd_atomic = 1;
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTS_MASK), 0);
+	/* RTS -> RTS may not change the PSN or path. */
+	assert_int_equal(droce_modify_qp(f->qp, &a, DROCE_QP_STATE | DROCE_QP_SQ_PSN), -EINVAL);
+	assert_int_equal(droce_modify_qp(f->qp, &a, DROCE_QP_PATH_MTU), -EINVAL);
+	assert_int_equal(droce_modify_qp(NULL, &a, 0), -EINVAL);
+}
+
+static void test_post_rules(void **state)
+{
+	struct fx *f = *state;
+	struct droce_sge sge = { (uintptr_t)f->buf, 16, f->mr->lkey };
+	struct droce_send_wr sw = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				    .opcode = DROCE_WR_SEND, .send_flags = DROCE_SEND_SIGNALED };
+	struct droce_recv_wr rw = { .wr_id = 2, .sg_list = &sge, .num_sge = 1 };
+	struct droce_send_wr *sbad = NULL;
+	struct droce_recv_wr *rbad = NULL;
+	/* RESET: neither queue takes work (10.8.1). */
+	assert_int_equal(droce_post_send(f->qp, &sw, &sbad), -EINVAL);
+	assert_ptr_equal(sbad, &sw);
+	assert_int_equal(droce_post_recv(f->qp, &rw, &rbad), -EINVAL);
+	assert_ptr_equal(rbad, &rw);
+	struct droce_qp_attr a;
+	good_attr(&a, DROCE_QPS_INIT);
+	assert_int_equal(droce_modify_qp(f->qp, &a, INIT_MASK), 0);
+	/* INIT: RQ yes, SQ no. */
+	assert_int_equal(droce_post_recv(f->qp, &rw, &rbad), 0);
+	sbad = NULL;
+	assert_int_equal(droce_post_send(f->qp, &sw, &sbad), -EINVAL);
+	assert_ptr_equal(sbad, &sw);
+	/* RQ: too many SGEs; RQ full (depth 4). */
+	rw.num_sge = 3;
+	assert_int_equal(droce_post_recv(f->qp, &rw, &rbad), -EINVAL);
+	rw.num_sge = 1;
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(droce_post_recv(f->qp, &rw, &rbad), 0);
+	assert_int_equal(droce_post_recv(f->qp, &rw, &rbad), -ENOMEM);
+	a.qp_state = DROCE_QPS_RTR;
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTR_MASK), 0);
+	assert_int_equal(droce_post_send(f->qp, &sw, &sbad), -EINVAL);
+	a.qp_state = DROCE_QPS_RTS;
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTS_MASK), 0);
+	/* RTS: bad WRs. The second WR of a chain fails: bad_wr points at it. */
+	struct droce_send_wr w2 = sw;
+	w2.num_sge = 3;
+	sw.next = &w2;
+	assert_int_equal(droce_post_send(f->qp, &sw, &sbad), -EINVAL);
+	assert_ptr_equal(sbad, &w2);
+	sw.next = NULL;
+	w2 = sw;
+	w2.opcode = (enum droce_wr_opcode)42;
+	assert_int_equal(droce_post_send(f->qp, &w2, &sbad), -EINVAL);
+	w2 = sw;
+	w2.send_flags |= DROCE_SEND_INLINE;
+	sge.length = 33; /* max_inline 32 */
+	assert_int_equal(droce_post_send(f->qp, &w2, &sbad), -EINVAL);
+	sge.length = 8;
+	w2.opcode = DROCE_WR_ATOMIC_FETCH_AND_ADD;
+	w2.send_flags = 0;
+	w2.wr.atomic.remote_addr = 4; /* not 8-aligned */
+	assert_int_equal(droce_post_send(f->qp, &w2, &sbad), -EINVAL);
+	w2.wr.atomic.remote_addr = 8;
+	sge.length = 4; /* atomic needs 8 bytes */
+	assert_int_equal(droce_post_send(f->qp, &w2, &sbad), -EINVAL);
+	sge.length = 16;
+	/* SQ full: 4 deep, nothing moves (no polling); the first WR of the
+	 * failed chain above was posted (verbs: WRs before *bad_wr are). */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(droce_post_send(f->qp, &sw, &sbad), 0);
+	assert_int_equal(droce_post_send(f->qp, &sw, &sbad), -ENOMEM);
+	/* ERR flushes everything outstanding, signaled or not, and new posts. */
+	a.qp_state = DROCE_QPS_ERR;
+	assert_int_equal(droce_modify_qp(f->qp, &a, DROCE_QP_STATE), 0);
+	struct droce_wc wc[16];
+	int n = droce_poll_cq(f->cq, 16, wc);
+	assert_int_equal(n, 8); /* 4 sends + 4 receives */
+	for (int i = 0; i < n; i++)
+		assert_int_equal(wc[i].status, DROCE_WC_WR_FLUSH_ERR);
+	assert_int_equal(droce_post_send(f->qp, &sw, &sbad), 0);
+	assert_int_equal(droce_post_recv(f->qp, &rw, &rbad), 0);
+	n = droce_poll_cq(f->cq, 16, wc);
+	assert_int_equal(n, 2);
+	assert_int_equal(wc[0].status, DROCE_WC_WR_FLUSH_ERR);
+	assert_int_equal(wc[0].opcode, DROCE_WC_SEND);
+	assert_int_equal(wc[1].status, DROCE_WC_WR_FLUSH_ERR);
+	assert_int_equal(wc[1].opcode, DROCE_WC_RECV);
+}
+
+static void test_bad_lkey_completes_loc_prot(void **state)
+{
+	struct bed *bd = bed_new(DROCE_MTU_1024, 1, 2);
+	assert_non_null(bd);
+	uint8_t buf[64];
+	struct droce_sge sge = { (uintptr_t)buf, 16, 0x12345678 };
+	struct droce_send_wr sw = { .wr_id = 5, .sg_list = &sge, .num_sge = 1,
+				    .opcode = DROCE_WR_RDMA_WRITE, .send_flags = 0 };
+	struct droce_send_wr *bad;
+	assert_int_equal(droce_post_send(bd->s[0].qp, &sw, &bad), 0);
+	bed_run(bd, 100, UINT64_MAX);
+	struct droce_wc wc;
+	assert_int_equal(droce_poll_cq(bd->s[0].scq, 1, &wc), 1);
+	assert_int_equal(wc.wr_id, 5);
+	assert_int_equal(wc.status, DROCE_WC_LOC_PROT_ERR);
+	struct droce_qp_attr a;
+	droce_query_qp(bd->s[0].qp, &a, 0);
+	assert_int_equal(a.qp_state, DROCE_QPS_ERR);
+	bed_free(bd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_qpn_and_create_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_legal_path_and_query, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_illegal_transitions_and_masks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_post_rules, setup, teardown),
+		cmocka_unit_test(test_bad_lkey_completes_loc_prot),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
