@@ -48,7 +48,7 @@ int main(int argc, char **argv)
 	const char *ip = NULL, *capture = NULL;
 	unsigned pings = 3;
 	double seconds = 20;
-	for (int i = split + 1; i < argc; i++) {
+	for (int i = split + 1; i < argc; i += 2) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (v == NULL)
@@ -67,7 +67,6 @@ int main(int argc, char **argv)
 			capture = v;
 		else
 			usage();
-		i++;
 	}
 	struct droce_port_conf pc;
 	droce_port_conf_init(&pc);
