@@ -87,7 +87,9 @@ size_t droce_build_hdrs(uint8_t *buf, size_t cap, const struct droce_hdrs *h)
 	/* Bytes after the IP (or GRH) header: UDP, BTH, ext, payload, pad, ICRC. */
 	size_t l4_len = hlen - droce_build_l3_off(h) - (n->ip_version == 4 ? 20u : 40u) +
 			(size_t)h->payload_len + pad + DROCE_ICRC_LEN;
-	if (l4_len + 40u > 0xFFFFu)
+	/* The 16-bit IP length field is the only limit: IPv4 total length
+	 * counts its own header, IPv6 / GRH payload length does not. */
+	if ((n->ip_version == 4 ? 20u : 0u) + l4_len > 0xFFFFu)
 		return 0;
 
 	uint8_t *p = buf;

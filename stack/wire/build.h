@@ -40,7 +40,9 @@ static inline enum droce_l3 droce_build_l3_kind(const struct droce_hdrs *h)
  * 4791; RoCEv1 (h->net.rocev1) writes a GRH and no UDP header.
  *
  * @return header length, or 0 if @p cap is too small, the opcode is unknown,
- *         ip_version is neither 4 nor 6, or the frame would exceed 65535 bytes.
+ *         ip_version is neither 4 nor 6 (or is 4 with rocev1), or the IP
+ *         length field (IPv4 total length, IPv6 / GRH payload length) would
+ *         exceed 65535.
  */
 size_t droce_build_hdrs(uint8_t *buf, size_t cap, const struct droce_hdrs *h);
 

@@ -249,6 +249,42 @@ static void test_build_refusals(void **state)
 	assert_int_equal(droce_build_hdrs(buf, sizeof(buf), &h), 0);
 }
 
+/* The only size limit is the 16-bit IP length field (IPv4 total length,
+ * IPv6 / GRH payload length): the largest payloads that fit build and parse,
+ * one byte more is refused. payload + pad is a multiple of 4, so IPv4 tops
+ * out at a total length of 65532 and IPv6 at a payload length of 65532. */
+static void test_build_size_limit(void **state)
+{
+	static const struct { enum wt_l3 l3; uint32_t max_payload; } cases[] = {
+		{ WT_IPV4, 65535u - 20u - 8u - 12u - 4u - 3u },   /* 65488 */
+		{ WT_IPV6, 65535u - 8u - 12u - 4u - 3u },         /* 65508 */
+		{ WT_ROCEV1, 65535u - 12u - 4u - 3u },            /* 65516 */
+	};
+	struct wt_rng r = { 99 };
+	uint8_t *payload = calloc(1, 70000);
+	assert_non_null(payload);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct droce_hdrs h;
+		struct droce_pkt p;
+		size_t len;
+		wt_random_hdrs(&r, &h, DROCE_OP_RC_SEND_ONLY, cases[i].l3, true,
+			       cases[i].max_payload);
+		uint8_t *f = wt_build(&h, payload, &len);
+		if (!f)
+			fail_msg("%s: a %u-byte payload fits the IP length but is refused",
+				 wt_l3_name[cases[i].l3], cases[i].max_payload);
+		assert_int_equal(droce_parse(f, len, &p, 0), DROCE_PARSE_OK);
+		assert_int_equal(p.h.payload_len, cases[i].max_payload);
+		assert_true(p.l3_len - (cases[i].l3 == WT_IPV4 ? 0u : 40u) <= 0xFFFFu);
+		free(f);
+		h.payload_len++;
+		assert_null(wt_build(&h, payload, &len));
+		uint8_t hdr[128];
+		assert_int_equal(droce_build_hdrs(hdr, sizeof(hdr), &h), 0);
+	}
+	free(payload);
+}
+
 /* droce_hdrs_diff notices a change in every field a frame carries and
  * ignores fields it does not carry. */
 static void test_hdrs_diff(void **state)
@@ -308,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrip_every_opcode),
 		cmocka_unit_test(test_build_segments_equal_frame),
 		cmocka_unit_test(test_build_refusals),
+		cmocka_unit_test(test_build_size_limit),
 	};
 	return cmocka_run_group_tests_name("wire_build_parse", tests, NULL, NULL);
 }
