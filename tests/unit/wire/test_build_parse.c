@@ -184,6 +184,47 @@ static void test_opcode_table_consistent(void **state)
 	assert_null(droce_opcode_info(0x66));
 }
 
+/* hdr.h's structs put every field at the IBTA / RFC offset, and the
+ * opcode table's lengths are the structs' sizes. */
+static void test_hdr_layout(void **state)
+{
+	assert_int_equal(offsetof(struct droce_eth_hdr, ethertype), 12);
+	assert_int_equal(offsetof(struct droce_vlan_hdr, ethertype), 2);
+	assert_int_equal(offsetof(struct droce_ipv4_hdr, total_len), 2);
+	assert_int_equal(offsetof(struct droce_ipv4_hdr, frag), 6);
+	assert_int_equal(offsetof(struct droce_ipv4_hdr, ttl), 8);
+	assert_int_equal(offsetof(struct droce_ipv4_hdr, csum), 10);
+	assert_int_equal(offsetof(struct droce_ipv4_hdr, src), 12);
+	assert_int_equal(offsetof(struct droce_ipv4_hdr, dst), 16);
+	assert_int_equal(offsetof(struct droce_ipv6_hdr, payload_len), 4);
+	assert_int_equal(offsetof(struct droce_ipv6_hdr, hop_limit), 7);
+	assert_int_equal(offsetof(struct droce_ipv6_hdr, src), 8);
+	assert_int_equal(offsetof(struct droce_ipv6_hdr, dst), 24);
+	assert_int_equal(offsetof(struct droce_udp_hdr, len), 4);
+	assert_int_equal(offsetof(struct droce_udp_hdr, csum), 6);
+	assert_int_equal(offsetof(struct droce_bth, pkey), 2);
+	assert_int_equal(offsetof(struct droce_bth, resv8a), 4);
+	assert_int_equal(offsetof(struct droce_bth, dqpn), 5);
+	assert_int_equal(offsetof(struct droce_bth, ack_resv), 8);
+	assert_int_equal(offsetof(struct droce_bth, psn), 9);
+	assert_int_equal(offsetof(struct droce_reth, rkey), 8);
+	assert_int_equal(offsetof(struct droce_reth, dma_len), 12);
+	assert_int_equal(offsetof(struct droce_atomic_eth, rkey), 8);
+	assert_int_equal(offsetof(struct droce_atomic_eth, swap_add), 12);
+	assert_int_equal(offsetof(struct droce_atomic_eth, compare), 20);
+	assert_int_equal(offsetof(struct droce_aeth, msn), 1);
+	assert_int_equal(offsetof(struct droce_deth, sqpn), 5);
+	assert_int_equal(sizeof(struct droce_bth), DROCE_BTH_LEN);
+	assert_int_equal(sizeof(struct droce_deth), DROCE_DETH_LEN);
+	assert_int_equal(sizeof(struct droce_reth), DROCE_RETH_LEN);
+	assert_int_equal(sizeof(struct droce_atomic_eth), DROCE_ATOMIC_LEN);
+	assert_int_equal(sizeof(struct droce_aeth), DROCE_AETH_LEN);
+	assert_int_equal(sizeof(struct droce_atomic_ack_eth), DROCE_AACK_LEN);
+	assert_int_equal(sizeof(struct droce_immdt), DROCE_IMM_LEN);
+	assert_int_equal(sizeof(struct droce_ieth), DROCE_IETH_LEN);
+	assert_int_equal(DROCE_CNP_RESV_LEN, DROCE_CNP_LEN);
+}
+
 /* Headers built separately, payload chained in segments (the zero-copy TX
  * path), give the same bytes as the one-shot builder. */
 static void test_build_segments_equal_frame(void **state)
@@ -339,6 +380,7 @@ static void test_hdrs_diff(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hdr_layout),
 		cmocka_unit_test(test_opcode_table_consistent),
 		cmocka_unit_test(test_hdrs_diff),
 		cmocka_unit_test(test_roundtrip_every_opcode),
