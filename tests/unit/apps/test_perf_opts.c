@@ -44,13 +44,13 @@ static void test_client_options_anywhere(void **state)
 {
 	struct perf_opts o;
 	char err[128];
-	const char *a[] = {"-s", "4K", "send_lat", "--check", "10.0.0.1", "-q", "4",
+	const char *a[] = {"-s", "4K", "send_bw", "--check", "10.0.0.1", "-q", "4",
 			   "--report_gbits", "--json", "/tmp/x.json", "-m", "1024", NULL};
 	assert_int_equal(parse(&o, err, a), 0);
-	assert_int_equal(o.test, PERF_SEND_LAT);
+	assert_int_equal(o.test, PERF_SEND_BW);
 	assert_string_equal(o.server, "10.0.0.1");
 	assert_int_equal(o.size, 4096);
-	assert_int_equal(o.iters, 1000);
+	assert_int_equal(o.iters, 5000);
 	assert_int_equal(o.qps, 4);
 	assert_int_equal(o.mtu, 1024);
 	assert_true(o.check);
@@ -73,6 +73,7 @@ static void test_bad_command_lines(void **state)
 		{"write_bw", "a", "b", NULL},
 		{"write_bw", "--bogus", NULL},
 		{"write_bw", "-D", "-1", NULL},
+		{"write_lat", "-q", "2", NULL},
 	};
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = 0;
