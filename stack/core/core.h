@@ -206,9 +206,11 @@ struct droce_qp {
 	uint32_t wr_left, wr_len;
 	bool nak_gap;                 /* a NAK (seq or RNR) was sent for the current gap */
 	bool resp_err;                /* a fatal NAK is pending: then ERR */
-	bool ack_pending;
-	uint8_t ack_syndrome;
+	bool ack_pending;             /* coalesced ACK for ack_psn */
 	uint32_t ack_psn;
+	bool nak_pending;             /* NAK (sequence, RNR or fatal) for nak_psn */
+	uint8_t nak_syndrome;
+	uint32_t nak_psn;
 	bool cnp_pending;
 	uint64_t last_cnp;
 	struct droce_rd_res res[DROCE_QP_MAX_RD_ATOMIC];

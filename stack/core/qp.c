@@ -467,6 +467,7 @@ void droce_qp_to_err(struct droce_qp *qp)
 	qp->job_head = qp->job_tail;
 	qp->jobs_new = 0;
 	qp->ack_pending = false;
+	qp->nak_pending = false;
 	qp->resp_err = false;
 	qp->cnp_pending = false;
 }

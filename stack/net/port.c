@@ -600,6 +600,17 @@ static uint32_t roce_mtu_for(uint32_t frame_max)
 	return 0;
 }
 
+/*
+ * PMDs whose ethdev MTU limit is nominal: DPDK 22.11's memif advertises a
+ * 1518-byte frame yet chains its 2 KB ring buffers for any frame length
+ * (testpmd moves 4 KB frames over it), and net_ring moves mbuf pointers.
+ * On those droce keeps frame_max (jumbo) whatever the MTU check says.
+ */
+static bool mtu_is_nominal(const char *driver)
+{
+	return strcmp(driver, "net_memif") == 0 || strcmp(driver, "net_ring") == 0;
+}
+
 static int check_conf(const struct droce_port_conf *c)
 {
 	if (c == NULL || c->nb_queues == 0 || c->burst == 0 || c->rx_desc == 0 ||
@@ -666,10 +677,23 @@ int droce_port_open_queues(const struct droce_port_conf *conf, struct droce_port
 		mtu = got_mtu;
 		fallback = true;
 	}
-	if (fallback)
+	/* The frames we carry: the MTU's, or frame_max on a PMD whose MTU is
+	 * nominal (it chains buffers and checks nothing). */
+	uint32_t frame_max = mtu + RTE_ETHER_HDR_LEN;
+	if (frame_max > conf->frame_max)
+		frame_max = conf->frame_max;
+	if (fallback && mtu_is_nominal(di.driver_name)) {
+		fprintf(stderr,
+			"droce: port %u (%s) advertises MTU %u but chains buffers: carrying "
+			"frames up to %u bytes\n",
+			pid, di.driver_name, mtu, conf->frame_max);
+		frame_max = conf->frame_max;
+		fallback = false;
+	} else if (fallback) {
 		fprintf(stderr,
 			"droce: port %u (%s) refused MTU %u; using %u (RoCE path MTU <= %u)\n",
-			pid, di.driver_name, want_mtu, mtu, roce_mtu_for(mtu + RTE_ETHER_HDR_LEN));
+			pid, di.driver_name, want_mtu, mtu, roce_mtu_for(frame_max));
+	}
 	uint16_t rx_desc = conf->rx_desc, tx_desc = conf->tx_desc;
 	rte_eth_dev_adjust_nb_rx_tx_desc(pid, &rx_desc, &tx_desc);
 	int socket = rte_eth_dev_socket_id(pid);
@@ -701,9 +725,7 @@ int droce_port_open_queues(const struct droce_port_conf *conf, struct droce_port
 		p->port_id = pid;
 		p->queue = (uint16_t)made;
 		p->burst = conf->burst;
-		p->frame_max = mtu + RTE_ETHER_HDR_LEN;
-		if (p->frame_max > conf->frame_max)
-			p->frame_max = conf->frame_max;
+		p->frame_max = frame_max;
 		p->inline_thr = conf->inline_threshold > MAX_INLINE ? MAX_INLINE
 								     : conf->inline_threshold;
 		p->drain_ns = conf->drain_ns;

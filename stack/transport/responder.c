@@ -62,6 +62,7 @@ void droce_resp_reset(struct droce_qp *qp)
 	qp->nak_gap = false;
 	qp->resp_err = false;
 	qp->ack_pending = false;
+	qp->nak_pending = false;
 	qp->cnp_pending = false;
 	qp->last_cnp = 0;
 	qp->job_head = qp->job_tail = 0;
@@ -72,30 +73,25 @@ void droce_resp_reset(struct droce_qp *qp)
 
 /* ------------------------------------------------------------ output -- */
 
-static void queue_ack(struct droce_qp *qp, uint32_t psn, bool in_seq)
+static void queue_ack(struct droce_qp *qp, uint32_t psn)
 {
-	if (qp->ack_pending && (qp->ack_syndrome & DROCE_AETH_TYPE_MASK) != DROCE_AETH_ACK) {
-		/* A NAK is pending. Only a new in-sequence packet resolves a
-		 * sequence NAK (the gap closed by reordering); nothing replaces
-		 * an RNR or fatal NAK. */
-		if (!in_seq || qp->resp_err ||
-		    qp->ack_syndrome != (DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR))
-			return;
-	}
+	if (qp->ack_pending && droce_psn_diff(psn, qp->ack_psn) < 0)
+		return;
 	qp->ack_pending = true;
-	/* 9.7.7.2: droce does no end-to-end credits: "invalid credit count". */
-	qp->ack_syndrome = DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID;
 	qp->ack_psn = psn;
 	droce_qp_kick(qp);
 }
 
+/* A NAK has its own slot: it goes out even when later in-sequence packets
+ * (a reordered gap closing within the burst) are ACKed after it. A fatal
+ * NAK replaces any other; nothing replaces a fatal NAK. */
 static void queue_nak(struct droce_qp *qp, uint8_t syndrome, uint32_t psn, bool fatal)
 {
 	if (qp->resp_err)
 		return;
-	qp->ack_pending = true;
-	qp->ack_syndrome = syndrome;
-	qp->ack_psn = psn;
+	qp->nak_pending = true;
+	qp->nak_syndrome = syndrome;
+	qp->nak_psn = psn;
 	if (fatal)
 		qp->resp_err = true;
 	droce_qp_kick(qp);
@@ -115,8 +111,7 @@ static struct droce_resp_job *job_push(struct droce_qp *qp)
  * (9.7.5.1.3), so a plain ACK pending for them need not go out. */
 static void drop_plain_ack(struct droce_qp *qp)
 {
-	if (qp->ack_pending && (qp->ack_syndrome & DROCE_AETH_TYPE_MASK) == DROCE_AETH_ACK)
-		qp->ack_pending = false;
+	qp->ack_pending = false;
 }
 
 static void recv_wc(struct droce_qp *qp, const struct droce_rwqe *r, enum droce_wc_status st,
@@ -304,7 +299,7 @@ static enum resp_state execute(struct resp_ctx *c)
 		} else {
 			qp->in_msg = DROCE_OPF_SEND;
 		}
-		queue_ack(qp, c->psn, true);
+		queue_ack(qp, c->psn);
 		return RESPST_DONE;
 	}
 	if (f & DROCE_OPF_WRITE) {
@@ -329,7 +324,7 @@ static enum resp_state execute(struct resp_ctx *c)
 		} else {
 			qp->in_msg = DROCE_OPF_WRITE;
 		}
-		queue_ack(qp, c->psn, true);
+		queue_ack(qp, c->psn);
 		return RESPST_DONE;
 	}
 	if (f & DROCE_OPF_READ) {
@@ -443,7 +438,7 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		return RESPST_EXIT;
 	}
 	/* C9-105: ACK again with the latest PSN and the current MSN. */
-	queue_ack(qp, droce_psn_add(qp->epsn, DROCE_PSN_MASK), false);
+	queue_ack(qp, droce_psn_add(qp->epsn, DROCE_PSN_MASK));
 	return RESPST_EXIT;
 }
 
@@ -597,6 +592,29 @@ static int send_job_pkt(struct droce_qp *qp, struct droce_resp_job *j, uint64_t 
 	return 0;
 }
 
+/* An RC_ACKNOWLEDGE: ACK (9.7.7.2: droce does no end-to-end credits and
+ * always sends "invalid credit count"), RNR NAK or NAK. */
+static int send_aeth(struct droce_qp *qp, uint8_t syndrome, uint32_t psn, uint64_t now)
+{
+	struct droce_hdrs h = qp->tmpl;
+	h.bth.opcode = DROCE_OP_RC_ACKNOWLEDGE;
+	h.bth.psn = psn;
+	h.ext.aeth.syndrome = syndrome;
+	h.ext.aeth.msn = qp->msn;
+	h.payload_len = 0;
+	if (droce_qp_xmit(qp, &h, NULL, 0, now) == -ENOBUFS)
+		return -ENOBUFS;
+	uint8_t type = syndrome & DROCE_AETH_TYPE_MASK;
+	uint8_t val = syndrome & DROCE_AETH_VALUE_MASK;
+	if (type == DROCE_AETH_ACK)
+		qp->stats.acks_sent++;
+	else if (type == DROCE_AETH_RNR_NAK)
+		qp->stats.rnr_nak_sent++;
+	else if (val < 5)
+		qp->stats.nak_sent[val]++;
+	return 0;
+}
+
 enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned quota,
 				   unsigned *sent)
 {
@@ -627,29 +645,35 @@ enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned q
 			qp->job_head++;
 		}
 	}
+	/* ACK and NAK in PSN order (a duplicate's re-ACK may precede a NAK). */
+	if (qp->ack_pending && qp->nak_pending && !qp->resp_err &&
+	    droce_psn_diff(qp->ack_psn, qp->nak_psn) < 0) {
+		if (*sent >= quota)
+			return DROCE_TX_MORE;
+		if (send_aeth(qp, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, qp->ack_psn, now))
+			return DROCE_TX_BUSY;
+		qp->ack_pending = false;
+		(*sent)++;
+	}
+	if (qp->nak_pending) {
+		if (*sent >= quota)
+			return DROCE_TX_MORE;
+		if (send_aeth(qp, qp->nak_syndrome, qp->nak_psn, now))
+			return DROCE_TX_BUSY;
+		qp->nak_pending = false;
+		(*sent)++;
+		if (qp->resp_err) {
+			droce_qp_to_err(qp); /* class C error: the NAK is out, now ERR */
+			return DROCE_TX_IDLE;
+		}
+	}
 	if (qp->ack_pending) {
 		if (*sent >= quota)
 			return DROCE_TX_MORE;
-		struct droce_hdrs h = qp->tmpl;
-		h.bth.opcode = DROCE_OP_RC_ACKNOWLEDGE;
-		h.bth.psn = qp->ack_psn;
-		h.ext.aeth.syndrome = qp->ack_syndrome;
-		h.ext.aeth.msn = qp->msn;
-		h.payload_len = 0;
-		if (droce_qp_xmit(qp, &h, NULL, 0, now) == -ENOBUFS)
+		if (send_aeth(qp, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, qp->ack_psn, now))
 			return DROCE_TX_BUSY;
-		(*sent)++;
 		qp->ack_pending = false;
-		uint8_t type = qp->ack_syndrome & DROCE_AETH_TYPE_MASK;
-		uint8_t val = qp->ack_syndrome & DROCE_AETH_VALUE_MASK;
-		if (type == DROCE_AETH_ACK)
-			qp->stats.acks_sent++;
-		else if (type == DROCE_AETH_RNR_NAK)
-			qp->stats.rnr_nak_sent++;
-		else if (val < 5)
-			qp->stats.nak_sent[val]++;
-		if (qp->resp_err)
-			droce_qp_to_err(qp); /* class C error: NAK is out, now ERR */
+		(*sent)++;
 	}
 	return DROCE_TX_IDLE;
 }
