@@ -85,10 +85,6 @@ static int open_port(struct perf *p, struct droce_ctx_params *cp)
 	pc.port_id = port_id;
 	pc.ip_version = cp->ip_version;
 	memcpy(pc.ip, cp->ip, sizeof(pc.ip));
-	/* memif ports on one machine may share a MAC; derive ours from the IP. */
-	pc.set_mac = true;
-	uint8_t mac[6] = {0x02, 0xd0, cp->ip[0], cp->ip[1], cp->ip[2], cp->ip[3]};
-	memcpy(pc.mac, mac, 6);
 	p->port = droce_port_open(&pc);
 	if (!p->port) {
 		fprintf(stderr, "droce-perf: port %u: %s\n", port_id, strerror(errno));
@@ -105,6 +101,15 @@ static int open_port(struct perf *p, struct droce_ctx_params *cp)
 	       port_id, info.zero_copy ? "on" : "off", info.rx_pool_n, info.tx_pool_n,
 	       info.ext_pool_n, (double)info.footprint_bytes / 1e6);
 	cp->link = droce_port_link(p->port);
+	/* memif and af_packet come up asynchronously: frames sent before the
+	 * link is up are lost and would cost a retransmission timeout. */
+	uint64_t give_up = rte_get_tsc_cycles() + (uint64_t)(p->o.timeout * (double)rte_get_tsc_hz());
+	struct rte_eth_link link = {0};
+	while (rte_eth_link_get_nowait(port_id, &link) == 0 && !link.link_status &&
+	       rte_get_tsc_cycles() < give_up)
+		rte_delay_us_sleep(1000);
+	if (!link.link_status)
+		fprintf(stderr, "droce-perf: port %u link still down; going on\n", port_id);
 	if (p->o.capture) {
 		struct droce_capture_conf cc = {.path = p->o.capture};
 		p->cap = droce_capture_open(&cc);
