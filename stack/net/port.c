@@ -276,20 +276,24 @@ static void port_tx_flush(void *link, uint64_t now)
 	batch_send(link);
 }
 
-/* Queue an ARP/ICMP frame of ours. */
+/* Queue an ARP/ICMP frame of ours (copied; chained when longer than a
+ * direct mbuf of the zero-copy configuration). */
 static void send_ctrl(struct droce_port *p, const uint8_t *frame, size_t len, uint64_t now)
 {
 	if (p->n_batch >= p->batch_cap)
 		batch_send(p);
 	struct rte_mbuf *m = p->n_batch < p->batch_cap ? rte_pktmbuf_alloc(p->tx_pool) : NULL;
-	if (m == NULL || rte_pktmbuf_tailroom(m) < len) {
+	if (m == NULL) {
+		p->st.tx_ctrl_drop++;
+		return;
+	}
+	struct rte_mbuf *last = m;
+	if ((!p->multi_seg && rte_pktmbuf_tailroom(m) < len) ||
+	    chain_copy(p, m, &last, frame, (uint32_t)len) != 0) {
 		rte_pktmbuf_free(m);
 		p->st.tx_ctrl_drop++;
 		return;
 	}
-	memcpy(rte_pktmbuf_mtod(m, uint8_t *), frame, len);
-	m->data_len = (uint16_t)len;
-	m->pkt_len = (uint32_t)len;
 	if (unlikely(p->capture != NULL))
 		droce_capture_write(p->capture, DROCE_CAPTURE_TX, frame, len, now);
 	batch_add(p, m, now);
