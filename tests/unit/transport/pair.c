@@ -147,6 +147,14 @@ void pair_init(struct pair *p, const struct pair_opts *o)
 
 void pair_fini(struct pair *p)
 {
+	/*
+	 * Tear down as a verbs user would (QPs, then CQs, then the context)
+	 * rather than leaning on droce_ctx_destroy() to do it.
+	 */
+	for (unsigned i = 0; i < p->nqps; i++)
+		assert_int_equal(droce_destroy_qp(p->qps[i]), 0);
+	for (unsigned i = 0; i < p->ncqs; i++)
+		assert_int_equal(droce_destroy_cq(p->cqs[i]), 0);
 	for (int s = 0; s < 2; s++)
 		if (p->ctx[s])
 			assert_int_equal(droce_ctx_destroy(p->ctx[s]), 0);
@@ -187,6 +195,9 @@ void conn_create(struct pair *p, struct conn *c, const struct conn_opts *o)
 		c->rcq[s] = droce_create_cq(p->ctx[s], o->cq_depth);
 		assert_non_null(c->scq[s]);
 		assert_non_null(c->rcq[s]);
+		assert_true(p->ncqs + 2 <= sizeof(p->cqs) / sizeof(p->cqs[0]));
+		p->cqs[p->ncqs++] = c->scq[s];
+		p->cqs[p->ncqs++] = c->rcq[s];
 		memset(&ia, 0, sizeof(ia));
 		ia.send_cq = c->scq[s];
 		ia.recv_cq = c->rcq[s];
@@ -200,6 +211,8 @@ void conn_create(struct pair *p, struct conn *c, const struct conn_opts *o)
 		if (!c->qp[s])
 			fail_msg("droce_create_qp: %s", strerror(errno));
 		c->qpn[s] = droce_qp_num(c->qp[s]);
+		assert_true(p->nqps < sizeof(p->qps) / sizeof(p->qps[0]));
+		p->qps[p->nqps++] = c->qp[s];
 	}
 }
 

@@ -58,6 +58,11 @@ struct pair {
 	uint64_t max_iters;            /**< poll iterations one run may take before it fails */
 	void *bufs[64];                /**< memory behind pair_mr(), freed by pair_fini() */
 	unsigned nbufs;
+	/* Objects the helpers made, destroyed by pair_fini() before the contexts. */
+	struct droce_qp *qps[16];
+	unsigned nqps;
+	struct droce_cq *cqs[32];
+	unsigned ncqs;
 };
 
 struct pair_opts {
