@@ -26,9 +26,11 @@ struct droce_rp_sent {
  * Compare @p got (droce's frames, in transmission order) with the frames
  * the scenario expects (the capture's frames from the side, minus QP1/UD
  * and skip-frame ones), printing the diff to @p out (NULL: silent).
- * With "allow ack-coalescing", a positive ACK followed by a later positive
- * ACK for the same QP, with no other frame for that QP in between, may be
- * absent on either side: only the last ACK of each such run is compared.
+ * With "allow ack-coalescing", a positive ACK followed by a later ACK, RNR
+ * NAK or NAK for the same QP, with no other frame for that QP in between,
+ * may be absent on either side: only the last of each such run of
+ * ACKNOWLEDGE frames, and every NAK, is compared in order; and an ACK droce
+ * sent for a PSN the capture also ACKs must say the same (syndrome, MSN).
  * CNPs are compared as a stream of their own (their timing relative to the
  * ACKs is a rate decision, not a protocol one).
  * @return the number of differences (0: match).

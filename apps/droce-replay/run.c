@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "run.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -345,7 +346,9 @@ static int post(struct runner *r, const struct droce_rp_wr_spec *w)
 		sw.sg_list = nsge ? &sge : NULL;
 		sw.num_sge = nsge;
 		sw.opcode = ops[w->op];
-		sw.imm_data = w->imm;
+		/* imm= is the value as read off the wire (big-endian), as tshark
+		 * shows it; verbs carries imm_data in network order. */
+		sw.imm_data = htonl(w->imm);
 		if (!(w->flags & DROCE_RP_WR_UNSIGNALED))
 			sw.send_flags |= DROCE_SEND_SIGNALED;
 		if (w->flags & DROCE_RP_WR_FENCE)
@@ -471,8 +474,10 @@ static void fmt_wc(char *b, size_t n, const struct droce_wc *w)
 {
 	const char *st = droce_rp_status_name((int)w->status);
 	const char *op = droce_rp_wc_opcode_name((int)w->opcode);
-	snprintf(b, n, "wr=%" PRIu64 " status=%s opcode=%s len=%u imm=%#x", w->wr_id, st ? st : "?",
-		 op ? op : "?", w->byte_len, w->imm_data);
+	snprintf(b, n, "wr=%" PRIu64 " status=%s opcode=%s len=%u", w->wr_id, st ? st : "?",
+		 op ? op : "?", w->byte_len);
+	if (w->wc_flags & DROCE_WC_WITH_IMM)
+		snprintf(b + strlen(b), n - strlen(b), " imm=%#x", ntohl(w->imm_data));
 }
 
 static unsigned check_wcs(struct runner *r)
@@ -512,7 +517,7 @@ static unsigned check_wcs(struct runner *r)
 				bool ok = w->wr_id == e->wr_id && (int)w->status == e->status &&
 					  (e->opcode < 0 || (int)w->opcode == e->opcode) &&
 					  (!e->has_len || w->byte_len == e->len) &&
-					  (!e->has_imm || ((w->wc_flags & DROCE_WC_WITH_IMM) && w->imm_data == e->imm));
+					  (!e->has_imm || ((w->wc_flags & DROCE_WC_WITH_IMM) && ntohl(w->imm_data) == e->imm));
 				if (ok) {
 					fprintf(r->out, "  ok       %s:%u: completion %s\n", s->path, e->line, gb);
 				} else {
