@@ -252,9 +252,12 @@ static int port_tx(void *link, const struct droce_tx_frame *f, uint64_t now)
 	}
 	uint32_t len = f->hdr_len + f->payload_len + f->trailer_len;
 	if (unlikely(len > p->frame_max || f->nseg > DROCE_TX_MAX_SEG)) {
-		/* The engine was told the port's roce_mtu; this is a bug upstream. */
-		p->st.tx_nobufs++;
-		return -ENOBUFS;
+		/* The engine was told the port's roce_mtu, so this is a bug
+		 * upstream. Refusing with -ENOBUFS would have it retry forever;
+		 * the frame is dropped and counted instead, and the transport's
+		 * retry limit turns it into an error completion. */
+		p->st.tx_too_long++;
+		return 0;
 	}
 	struct rte_mbuf *m = build_tx(p, f);
 	if (m == NULL) {

