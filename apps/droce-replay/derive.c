@@ -51,6 +51,7 @@ struct conn {
 	uint32_t acked_by_own;
 	bool any_acked_by_own;
 	bool error_nak;              /* an error NAK either way: completions not derived */
+	bool resp_dead;              /* the side NAKed an error: its responder QP is in ERR */
 	bool rnr_seen;
 	uint8_t min_rnr_timer;
 	unsigned mtu;
@@ -201,18 +202,30 @@ static int pair_qps(struct dctx *d)
 		int c = a->role == DROCE_RP_OWN ? conn_by_peer(d, q, pip) : conn_by_local(d, q);
 		if (c >= 0)
 			continue;
-		/* Find a frame the other way with the same PSN and the opposite role. */
+		/* Find the frame the other way with the same PSN and the opposite
+		 * role: a response after its request, a request before its
+		 * response, nearest first, on QPNs not paired elsewhere. */
 		bool req = a->p.op && (a->p.op->flags & DROCE_OPF_REQ);
 		bool cnp = a->p.op && (a->p.op->flags & DROCE_OPF_CNP);
 		int other = -1;
-		for (size_t j = 0; j < d->nfr && other < 0 && !cnp && a->p.op; j++) {
+		for (size_t k = 1; k <= d->nfr && other < 0 && !cnp && a->p.op; k++) {
+			if (req ? i + k >= d->nfr : k > i)
+				break;
+			size_t j = req ? i + k : i - k;
 			struct fr *b = &d->fr[j];
 			if (b->role == a->role || (b->role != DROCE_RP_OWN && b->role != DROCE_RP_PEER) ||
-			    !b->p.op || b->p.h.bth.psn != a->p.h.bth.psn)
+			    !b->p.op || b->p.h.bth.psn != a->p.h.bth.psn ||
+			    (b->p.op->flags & DROCE_OPF_CNP))
 				continue;
 			bool breq = (b->p.op->flags & DROCE_OPF_REQ) != 0;
-			if (breq != req && !(b->p.op->flags & DROCE_OPF_CNP))
-				other = (int)j;
+			if (breq == req)
+				continue;
+			int bc = b->role == DROCE_RP_OWN
+					 ? conn_by_peer(d, b->p.h.bth.dqpn, b->p.h.net.dst_ip)
+					 : conn_by_local(d, b->p.h.bth.dqpn);
+			if (bc >= 0)
+				continue; /* already paired with another QP */
+			other = (int)j;
 		}
 		uint32_t local = 0, peer = 0;
 		bool lk = false, pk = false;
@@ -665,6 +678,8 @@ static int peer_request(struct dctx *d, struct fr *a)
 		c->peer_started = true;
 		c->rq_psn = c->peer_next = psn;
 	}
+	if (c->resp_dead)
+		return 0; /* after an error NAK the QP is in ERR: nothing executes (9.7.5.2.x class C) */
 	if (psn != c->peer_next)
 		return 0; /* duplicate or out of sequence: no new work for the side */
 	unsigned fl = oi->flags;
@@ -696,8 +711,8 @@ static int peer_request(struct dctx *d, struct fr *a)
 		m->has_imm = true;
 		m->imm = a->p.h.ext.imm;
 	}
-	if (oi->hdrs & DROCE_HDR_IETH)
-		return dfail(d, "frame %u: %s: invalidation is not in droce's API", a->f->num, oi->name);
+	/* A SEND with invalidate is still a SEND for the receive queue; how the
+	 * side answered it (droce NAKs it: no memory windows) is in the capture. */
 	if (fl & DROCE_OPF_WRITE)
 		store(region_of(d, m->rkey), m->va + m->len, a->p.payload, a->p.h.payload_len);
 	if ((fl & DROCE_OPF_PAYLOAD) && msg_append(m, a->p.payload, a->p.h.payload_len))
@@ -740,6 +755,7 @@ static int own_response(struct dctx *d, struct fr *a)
 		} else if (kind == DROCE_AETH_NAK) {
 			if ((syn & DROCE_AETH_VALUE_MASK) != DROCE_NAK_PSN_SEQ_ERR) {
 				c->error_nak = true;
+				c->resp_dead = true;
 				int mi = find_msg(d, a->conn, false, psn, true);
 				if (mi >= 0)
 					d->msgs[mi].dropped = true;
