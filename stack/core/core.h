@@ -18,6 +18,7 @@
 
 #include "cc/cc.h"
 #include "core/drop.h"
+#include "core/icrc_fast.h"
 #include "wire/fields.h"
 #include "wire/hdr.h"
 #include "wire/parse.h"
@@ -243,6 +244,7 @@ struct droce_ctx {
 	struct droce_qp *ready_head, *ready_tail;
 	uint64_t timer_min;           /* lower bound of the earliest armed timer */
 	struct droce_rx_frame *rxf;
+	struct droce_icrc_seeds icrc_seeds;
 	uint8_t scratch[DROCE_HDR_SCRATCH];
 };
 

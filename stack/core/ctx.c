@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "core/icrc_fast.h"
 #include "wire/opcode.h"
 
 static const char *const drop_names[] = {
@@ -89,6 +90,7 @@ struct droce_ctx *droce_ctx_create(const struct droce_ctx_params *p)
 	}
 	ctx->rng = seed ? seed : 1;
 	ctx->timer_min = UINT64_MAX;
+	droce_icrc_seeds_init(&ctx->icrc_seeds);
 	return ctx;
 }
 
@@ -161,7 +163,14 @@ static bool pkey_ok(uint16_t a, uint16_t b)
 static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64_t now)
 {
 	struct droce_pkt pkt;
-	enum droce_parse_result r = droce_parse(f->data, f->len, &pkt, 0);
+	/* The parser's checks, then the ICRC in one CRC call (core/icrc_fast.h). */
+	enum droce_parse_result r = droce_parse(f->data, f->len, &pkt, DROCE_PARSE_F_NO_ICRC);
+	if (r == DROCE_PARSE_OK) {
+		enum droce_l3 kind = pkt.h.net.rocev1 ? DROCE_L3_GRH
+				     : pkt.h.net.ip_version == 4 ? DROCE_L3_IPV4 : DROCE_L3_IPV6;
+		if (droce_icrc_rx(&ctx->icrc_seeds, f->data + pkt.l3_off, kind, pkt.l3_len - DROCE_ICRC_LEN) != pkt.icrc)
+			r = DROCE_PARSE_BAD_ICRC;
+	}
 
 	if (r == DROCE_PARSE_NOT_ROCE) {
 		ctx->stats.not_roce++;

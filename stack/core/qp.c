@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "core/icrc_fast.h"
 #include "transport/psn.h"
 #include "wire/build.h"
 #include "wire/icrc.h"
@@ -654,17 +655,20 @@ int droce_qp_xmit(struct droce_qp *qp, const struct droce_hdrs *h,
 	if (!hl)
 		return -EINVAL;
 	size_t l3 = droce_build_l3_off(h);
-	uint32_t crc = droce_icrc_begin(ctx->scratch + l3, droce_build_l3_kind(h), hl - l3);
 	f.hdr = ctx->scratch;
 	f.hdr_len = (uint32_t)hl;
 	f.nseg = (uint8_t)nseg;
 	for (unsigned i = 0; i < nseg; i++) {
 		f.seg[i].addr = seg[i].ptr;
 		f.seg[i].len = seg[i].len;
-		crc = droce_icrc_update(crc, seg[i].ptr, seg[i].len);
 	}
 	f.payload_len = h->payload_len;
-	f.trailer_len = (uint8_t)droce_build_trailer(f.trailer, crc, h->payload_len);
+	unsigned pad = droce_pad_count(h->payload_len);
+	uint32_t crc = droce_icrc_tx(&ctx->icrc_seeds, ctx->scratch + l3, droce_build_l3_kind(h), hl - l3, f.seg, nseg,
+				     h->payload_len, pad);
+	memset(f.trailer, 0, pad);
+	droce_icrc_store(f.trailer + pad, crc);
+	f.trailer_len = (uint8_t)(pad + DROCE_ICRC_LEN);
 	int rc = ctx->link.ops->tx(ctx->link.priv, &f, now);
 	if (rc)
 		return rc;

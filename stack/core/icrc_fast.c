@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "core/icrc_fast.h"
+
+#include <string.h>
+
+#define ZBLOCK 256u   /* ISA-L's fast path starts here */
+
+void droce_icrc_seeds_init(struct droce_icrc_seeds *s)
+{
+	uint32_t t[256];
+	uint8_t inv[256];
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0xEDB88320u : c >> 1;
+		t[i] = c;
+		inv[c >> 24] = (uint8_t)i; /* top bytes of the table are a permutation */
+	}
+	/* r_k: the register k zero bytes before the initial 0xFFFFFFFF. One zero
+	 * byte maps r to (r >> 8) ^ t[r & 0xFF]; undo it through the top byte. */
+	uint32_t r = 0xFFFFFFFFu;
+	for (unsigned k = 0; k < 256; k++) {
+		s->seed[k] = ~r; /* crc32_gzip_refl(seed) starts from ~seed */
+		uint32_t i = inv[r >> 24];
+		r = ((r ^ t[i]) << 8) | i;
+	}
+}
+
+/* 8 bytes standing for the LRH, then the IP/UDP/BTH prefix to mask. */
+static size_t masked_prefix(uint8_t *dst, const uint8_t *l3, enum droce_l3 kind)
+{
+	size_t ip_len = kind == DROCE_L3_IPV4 ? 20u : 40u;
+	size_t udp_len = kind == DROCE_L3_GRH ? 0u : 8u;
+	size_t pre = ip_len + udp_len + 12u;
+	uint8_t *ip = dst + 8;
+
+	memset(dst, 0xFF, 8);
+	memcpy(ip, l3, pre);
+	if (kind == DROCE_L3_IPV4) {
+		ip[1] = 0xFF;           /* TOS */
+		ip[8] = 0xFF;           /* TTL */
+		ip[10] = ip[11] = 0xFF; /* header checksum */
+	} else {
+		ip[0] |= 0x0F;          /* traffic class high nibble */
+		ip[1] = ip[2] = ip[3] = 0xFF; /* traffic class low nibble, flow label */
+		ip[7] = 0xFF;           /* hop limit */
+	}
+	if (udp_len)
+		ip[ip_len + 6] = ip[ip_len + 7] = 0xFF; /* UDP checksum */
+	ip[ip_len + udp_len + 4] = 0xFF;           /* BTH resv8a */
+	return 8 + pre;
+}
+
+static size_t prefix_len(enum droce_l3 kind)
+{
+	return (kind == DROCE_L3_IPV4 ? 20u : 40u) + (kind == DROCE_L3_GRH ? 0u : 8u) + 12u;
+}
+
+/* CRC of buf[ZBLOCK .. ZBLOCK + len): the ZBLOCK bytes before it are scratch. */
+static uint32_t crc_short(const struct droce_icrc_seeds *zs, uint8_t *buf, size_t len)
+{
+	if (len >= ZBLOCK)
+		return droce_icrc_update(0, buf + ZBLOCK, len);
+	size_t k = ZBLOCK - len;
+	memset(buf + ZBLOCK - k, 0, k);
+	return droce_icrc_update(zs->seed[k], buf + ZBLOCK - k, ZBLOCK);
+}
+
+uint32_t droce_icrc_tx(const struct droce_icrc_seeds *zs, const uint8_t *l3, enum droce_l3 kind,
+		       size_t l3_hdr_len, const struct droce_tx_seg *seg, unsigned nseg,
+		       uint32_t payload_len, unsigned pad)
+{
+	uint8_t mem[ZBLOCK + 8 + 256 + DROCE_ICRC_FAST_MAX + 4];
+	uint8_t *buf = mem + ZBLOCK;
+	size_t pre = prefix_len(kind);
+	size_t o = masked_prefix(buf, l3, kind);
+	size_t ext = l3_hdr_len - pre;
+
+	if (ext > 256) /* cannot happen: extension headers are at most 28 bytes */
+		return 0;
+	memcpy(buf + o, l3 + pre, ext);
+	o += ext;
+	if (payload_len <= DROCE_ICRC_FAST_MAX) {
+		for (unsigned i = 0; i < nseg; i++) {
+			memcpy(buf + o, seg[i].addr, seg[i].len);
+			o += seg[i].len;
+		}
+		memset(buf + o, 0, pad);
+		return crc_short(zs, mem, o + pad);
+	}
+	uint32_t crc = crc_short(zs, mem, o);
+	for (unsigned i = 0; i < nseg; i++)
+		crc = droce_icrc_update(crc, seg[i].addr, seg[i].len);
+	if (pad) {
+		static const uint8_t zeros[4];
+		crc = droce_icrc_update(crc, zeros, pad);
+	}
+	return crc;
+}
+
+uint32_t droce_icrc_rx(const struct droce_icrc_seeds *zs, const uint8_t *l3, enum droce_l3 kind,
+		       size_t len)
+{
+	uint8_t mem[ZBLOCK + 8 + 256 + DROCE_ICRC_FAST_MAX];
+	uint8_t *buf = mem + ZBLOCK;
+	size_t pre = prefix_len(kind);
+	if (len < pre)
+		return 0;
+	size_t o = masked_prefix(buf, l3, kind);
+	size_t rest = len - pre;
+	if (o + rest <= 8 + 256 + DROCE_ICRC_FAST_MAX) {
+		memcpy(buf + o, l3 + pre, rest);
+		return crc_short(zs, mem, o + rest);
+	}
+	uint32_t crc = crc_short(zs, mem, o);
+	return droce_icrc_update(crc, l3 + pre, rest);
+}

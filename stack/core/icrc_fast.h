@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ICRC on the engine's hot path with as few CRC calls as possible: a frame's
+ * masked header prefix (A17.4.5 / 7.8.1 variant fields set to ones, exactly
+ * as stack/wire/icrc.c does) and, for small frames, its payload and pad are
+ * gathered into one stack buffer and fed to the CRC in one call. ISA-L's
+ * CRC has a fixed cost per call that dominated 64-byte packets (half the
+ * engine's time with 4-6 calls per frame). Below 256 bytes ISA-L folds 16
+ * bytes per step and costs more than at 256, so a short stream is CRCed as
+ * k leading zero bytes + the stream, 256 bytes in all, starting from a seed
+ * that k zero bytes turn into the CRC's initial register (droce_icrc_seeds;
+ * CRC steps over zero bytes are invertible). The result is bit-identical to
+ * droce_icrc_begin()/droce_icrc_update() (tests/unit/core/test_icrc_fast.c).
+ */
+#ifndef DROCE_CORE_ICRC_FAST_H
+#define DROCE_CORE_ICRC_FAST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <droce/link.h>
+
+#include "wire/icrc.h"
+
+/** Payloads up to this size are CRCed in the same call as the headers. */
+#define DROCE_ICRC_FAST_MAX 1024u
+
+/** Seeds for k = 0..255 leading zero bytes (per context, no globals). */
+struct droce_icrc_seeds {
+	uint32_t seed[256];
+};
+
+/** Fill the seed table. */
+void droce_icrc_seeds_init(struct droce_icrc_seeds *s);
+
+/**
+ * ICRC of a frame to send: @p l3 points at the IP header (or GRH) inside the
+ * built headers, @p l3_hdr_len bytes from there to the end of the extension
+ * headers; then the payload segments and @p pad zero bytes.
+ */
+uint32_t droce_icrc_tx(const struct droce_icrc_seeds *zs, const uint8_t *l3, enum droce_l3 kind, size_t l3_hdr_len,
+		       const struct droce_tx_seg *seg, unsigned nseg, uint32_t payload_len,
+		       unsigned pad);
+
+/**
+ * ICRC of a received frame: @p l3 .. @p l3 + @p len (IP header through the
+ * pad, the ICRC itself excluded).
+ */
+uint32_t droce_icrc_rx(const struct droce_icrc_seeds *zs, const uint8_t *l3, enum droce_l3 kind, size_t len);
+
+#endif
