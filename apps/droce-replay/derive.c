@@ -151,6 +151,8 @@ static int new_msg(struct dctx *d, int conn, bool own, enum mkind k, const struc
 
 static int msg_append(struct msg *m, const uint8_t *p, size_t n)
 {
+	if (!n)
+		return 0;
 	if (m->len + n > m->cap) {
 		size_t nc = m->cap ? m->cap : 256;
 		while (nc < m->len + n)
@@ -459,7 +461,7 @@ static void learn(struct region *r, uint64_t va, const uint8_t *b, size_t n)
 
 static void store(struct region *r, uint64_t va, const uint8_t *b, size_t n)
 {
-	if (!r || va < r->lo || va + n > r->hi)
+	if (!r || !n || va < r->lo || va + n > r->hi)
 		return;
 	size_t o = (size_t)(va - r->lo);
 	memcpy(r->shadow + o, b, n);

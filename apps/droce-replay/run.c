@@ -61,6 +61,8 @@ static int link_tx(void *lp, const struct droce_tx_frame *f, uint64_t now)
 	memcpy(b, f->hdr, f->hdr_len);
 	o += f->hdr_len;
 	for (unsigned i = 0; i < f->nseg && i < DROCE_TX_MAX_SEG; i++) {
+		if (!f->seg[i].len)
+			continue;
 		memcpy(b + o, f->seg[i].addr, f->seg[i].len);
 		o += f->seg[i].len;
 	}
