@@ -103,6 +103,7 @@ struct droce_cq {
 	struct droce_wc *ring;
 	uint32_t depth, head, count;
 	uint32_t users;        /* QPs attached */
+	struct droce_cq *prev, *next; /* the context's list (destroyed with it) */
 	bool overflow;
 	uint64_t overflows;    /* completions lost */
 };
@@ -242,6 +243,7 @@ struct droce_ctx {
 	struct droce_mr_slot *mrs;
 	uint32_t nmrs_used;
 	struct droce_qp *ready_head, *ready_tail;
+	struct droce_cq *cqs;         /* every live CQ */
 	uint64_t timer_min;           /* lower bound of the earliest armed timer */
 	struct droce_rx_frame *rxf;
 	struct droce_icrc_seeds icrc_seeds;

@@ -29,6 +29,10 @@ struct droce_cq *droce_create_cq(struct droce_ctx *ctx, unsigned depth)
 	}
 	cq->ctx = ctx;
 	cq->depth = depth;
+	cq->next = ctx->cqs;
+	if (ctx->cqs)
+		ctx->cqs->prev = cq;
+	ctx->cqs = cq;
 	return cq;
 }
 
@@ -38,6 +42,12 @@ int droce_destroy_cq(struct droce_cq *cq)
 		return -EINVAL;
 	if (cq->users)
 		return -EBUSY;
+	if (cq->prev)
+		cq->prev->next = cq->next;
+	else
+		cq->ctx->cqs = cq->next;
+	if (cq->next)
+		cq->next->prev = cq->prev;
 	free(cq->ring);
 	free(cq);
 	return 0;

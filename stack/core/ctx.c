@@ -104,8 +104,8 @@ int droce_ctx_destroy(struct droce_ctx *ctx)
 	for (uint32_t i = 0; i < ctx->p.max_mrs; i++)
 		if (ctx->mrs[i].used)
 			droce_dereg_mr(&ctx->mrs[i].mr);
-	/* CQs are owned by the user but belong to the context: the user
-	 * destroys them; the context does not track them (no list). */
+	while (ctx->cqs)
+		droce_destroy_cq(ctx->cqs); /* no QP uses it any more */
 	free(ctx->qps);
 	free(ctx->mrs);
 	free(ctx->rxf);
@@ -217,7 +217,7 @@ static void run_timers(struct droce_ctx *ctx, uint64_t now)
 	ctx->timer_min = UINT64_MAX;
 	for (uint32_t i = 0; i < ctx->p.max_qps; i++) {
 		struct droce_qp *qp = ctx->qps[i];
-		if (qp && (qp->rto_deadline || qp->rnr_deadline))
+		if (qp && (qp->rto_deadline || qp->rnr_deadline || qp->pace_deadline))
 			droce_req_timers(qp, now);
 	}
 }
@@ -289,6 +289,8 @@ uint64_t droce_ctx_next_deadline(const struct droce_ctx *ctx)
 			t = qp->rto_deadline;
 		if (qp->rnr_deadline && qp->rnr_deadline < t)
 			t = qp->rnr_deadline;
+		if (qp->pace_deadline && qp->pace_deadline < t)
+			t = qp->pace_deadline;
 	}
 	return t;
 }
