@@ -554,3 +554,50 @@ unsigned rec_psn_count(const struct pair *p, unsigned from, int dir, uint32_t ps
 		n += p->rec[i].dir == (unsigned)dir && p->rec[i].psn == psn;
 	return n;
 }
+
+/* ------------------------------------------------------------ injection -- */
+
+void pair_hdrs(const struct pair *p, int from, struct droce_hdrs *h, uint8_t opcode, uint32_t dqpn,
+	       uint32_t psn)
+{
+	(void)p;
+	memset(h, 0, sizeof(*h));
+	memcpy(h->net.src_mac, "\x02\x00\x00\x00\x00\x00", 6);
+	memcpy(h->net.dst_mac, "\x02\x00\x00\x00\x00\x00", 6);
+	h->net.src_mac[5] = (uint8_t)(1 + from);
+	h->net.dst_mac[5] = (uint8_t)(2 - from);
+	h->net.ip_version = 4;
+	h->net.src_ip[0] = 10;
+	h->net.src_ip[3] = (uint8_t)(1 + from);
+	h->net.dst_ip[0] = 10;
+	h->net.dst_ip[3] = (uint8_t)(2 - from);
+	h->net.dscp = DROCE_DEFAULT_DSCP;
+	h->net.ttl = DROCE_DEFAULT_TTL;
+	h->net.sport = 0xD00D;
+	h->net.dport = DROCE_UDP_PORT;
+	h->bth.opcode = opcode;
+	h->bth.pkey = DROCE_DEFAULT_PKEY;
+	h->bth.dqpn = dqpn;
+	h->bth.psn = psn & 0xFFFFFFu;
+	h->bth.ack_req = true;
+}
+
+int pair_inject_raw(struct pair *p, int from, const uint8_t *frame, uint32_t len)
+{
+	struct droce_link l = droce_memlink_end(p->ml, (unsigned)from);
+	struct droce_tx_frame f;
+
+	memset(&f, 0, sizeof(f));
+	f.hdr = frame;
+	f.hdr_len = len;
+	return l.ops->tx(l.priv, &f, p->now);
+}
+
+int pair_inject(struct pair *p, int from, const struct droce_hdrs *h, const void *payload)
+{
+	uint8_t buf[9216];
+	size_t len = droce_build_frame(buf, sizeof(buf), h, payload);
+
+	assert_true(len > 0);
+	return pair_inject_raw(p, from, buf, (uint32_t)len);
+}

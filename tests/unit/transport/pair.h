@@ -20,6 +20,7 @@
 
 #include "net/impair.h"
 #include "net/memlink.h"
+#include "wire/build.h"
 #include "wire/hdr.h"
 #include "wire/parse.h"
 
@@ -187,5 +188,15 @@ void pair_corrupt(struct pair *p, int dir, int opcode, int64_t psn, uint32_t off
 unsigned rec_naks(const struct pair *p, unsigned from, int dir, int code);
 /** Times a request PSN appears in direction @p dir from @p from (any opcode). */
 unsigned rec_psn_count(const struct pair *p, unsigned from, int dir, uint32_t psn);
+
+/* ---------------------------------------------------------- injection -- */
+
+/** Headers of a frame from side @p from to the other side's context (addresses as pair_init set them), AckReq set. */
+void pair_hdrs(const struct pair *p, int from, struct droce_hdrs *h, uint8_t opcode, uint32_t dqpn,
+	       uint32_t psn);
+/** Put a frame built from @p h and @p payload on the wire as if side @p from had sent it (the tap sees it). */
+int pair_inject(struct pair *p, int from, const struct droce_hdrs *h, const void *payload);
+/** Put raw bytes on the wire from side @p from. */
+int pair_inject_raw(struct pair *p, int from, const uint8_t *frame, uint32_t len);
 
 #endif
