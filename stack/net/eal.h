@@ -13,9 +13,12 @@
  *    --file-prefix, --in-memory, --no-shconf or --proc-type);
  *  - `--no-huge -m MB`: when no hugetlbfs with free pages is mounted (unless
  *    the user gave --no-huge, -m, --socket-mem or --huge-dir);
+ *  - `--lcores=(0-N)@(0-N)`: every lcore may run on every CPU, instead of
+ *    EAL pinning the main thread of every process to CPU 0 (unless the user
+ *    gave -l, -c or --lcores);
  *  - `--no-pci`: for vdev-only runs (a shortcut or a --vdev given and no
  *    -a/--allow/-b/--block);
- *  - `--vdev=net_memif0,role=R,socket=PATH` for --memif,
+ *  - `--vdev=net_memif0,role=R,socket=PATH,bsize=8192` for --memif,
  *    `--vdev=net_af_packet0,iface=IF,...` for --iface.
  *
  * Building the vector needs no EAL (unit-tested); droce_eal_init() runs it.
@@ -27,6 +30,8 @@
 
 /** Default memif control socket (DPDK's own default, /run/memif.sock, needs root). */
 #define DROCE_EAL_MEMIF_SOCKET "/tmp/droce-memif.sock"
+/** memif packet buffer size: one buffer holds a jumbo RoCE frame (see eal_args.c). */
+#define DROCE_EAL_MEMIF_BSIZE 8192u
 /** EAL memory (MB) requested with --no-huge. */
 #define DROCE_EAL_NO_HUGE_MB 256
 #define DROCE_EAL_MAX_ARGS 64
@@ -38,6 +43,7 @@ struct droce_eal_opts {
 	unsigned queues;       /**< queue pairs for the shortcut vdev; 0 = 1 */
 	int hugepages;         /**< 0 auto-detect, 1 present, -1 absent (tests) */
 	unsigned no_huge_mb;   /**< memory with --no-huge; 0 = DROCE_EAL_NO_HUGE_MB */
+	unsigned ncpus;        /**< CPUs to float lcores over; 0 = the online CPUs (tests) */
 };
 
 /** An argument vector and the strings it owns. */

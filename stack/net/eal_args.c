@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 bool droce_eal_hugepages_usable(const char *mounts, const char *sysfs_dir)
 {
@@ -117,9 +118,14 @@ static int memif_vdev(struct droce_eal_argv *a, const char *spec, unsigned queue
 		sock = comma + 8;
 	}
 	/* The number of queue pairs is what the application configures; the
-	 * peer must configure the same. Buffers of 2048 B chain for jumbo frames. */
+	 * peer must configure the same. 8 KB buffers: a 4 KB RoCE frame fits
+	 * one. With the default 2 KB buffers frames are chained over several
+	 * descriptors, and DPDK 22.11's memif TX then overruns a nearly full
+	 * ring (it counts a packet's first descriptor as free without checking:
+	 * the peer receives split frames). */
 	(void)queues;
-	return push_fmt(a, "--vdev=net_memif0,role=%s,socket=%s", role, sock);
+	return push_fmt(a, "--vdev=net_memif0,role=%s,socket=%s,bsize=%u", role, sock,
+			DROCE_EAL_MEMIF_BSIZE);
 }
 
 int droce_eal_build_argv(const char *prog, int user_argc, char *const *user_argv,
@@ -192,6 +198,19 @@ int droce_eal_build_argv(const char *prog, int user_argc, char *const *user_argv
 		rc = push(out, out->no_huge ? "--no-shconf" : "--in-memory");
 		if (rc != 0)
 			goto fail;
+	}
+
+	/* EAL pins its main thread to the first CPU: two droce processes on
+	 * one machine would share CPU 0. Unless the user chose cores, let the
+	 * lcores float over every CPU (the scheduler spreads busy pollers). */
+	if (!has_opt(user_argc, user_argv, "-l") && !has_opt(user_argc, user_argv, "-c") &&
+	    !has_opt(user_argc, user_argv, "--lcores")) {
+		long n = opts->ncpus ? (long)opts->ncpus : sysconf(_SC_NPROCESSORS_ONLN);
+		if (n > 1) {
+			rc = push_fmt(out, "--lcores=(0-%ld)@(0-%ld)", n - 1, n - 1);
+			if (rc != 0)
+				goto fail;
+		}
 	}
 
 	bool pci_named = has_opt(user_argc, user_argv, "-a") ||

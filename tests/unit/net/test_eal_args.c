@@ -38,17 +38,19 @@ static const char *find_prefix(const struct droce_eal_argv *a, const char *p)
 static void test_memif_defaults_no_huge(void **state)
 {
 	(void)state;
-	struct droce_eal_opts o = {.memif = "server", .hugepages = -1};
+	struct droce_eal_opts o = {.memif = "server", .hugepages = -1, .ncpus = 4};
 	struct droce_eal_argv a;
 	assert_int_equal(droce_eal_build_argv("prog", 0, NULL, &o, &a), 0);
 	assert_string_equal(a.argv[0], "prog");
 	assert_null(a.argv[a.argc]);
-	assert_int_equal(count(&a, "--vdev=net_memif0,role=server,socket=" DROCE_EAL_MEMIF_SOCKET), 1);
+	assert_int_equal(count(&a, "--vdev=net_memif0,role=server,socket=" DROCE_EAL_MEMIF_SOCKET
+			       ",bsize=8192"), 1);
 	assert_int_equal(count(&a, "--in-memory"), 0); /* EAL refuses it with --no-huge */
 	assert_int_equal(count(&a, "--no-shconf"), 1);
 	assert_int_equal(count(&a, "--no-huge"), 1);
 	assert_int_equal(count(&a, "-m256"), 1);
 	assert_int_equal(count(&a, "--no-pci"), 1);
+	assert_int_equal(count(&a, "--lcores=(0-3)@(0-3)"), 1); /* not all on CPU 0 */
 	assert_true(a.no_huge);
 	assert_true(a.vdev_only);
 	droce_eal_argv_free(&a);
@@ -56,7 +58,7 @@ static void test_memif_defaults_no_huge(void **state)
 	o.memif = "client,socket=/tmp/x.sock";
 	o.hugepages = 1;
 	assert_int_equal(droce_eal_build_argv("prog", 0, NULL, &o, &a), 0);
-	assert_int_equal(count(&a, "--vdev=net_memif0,role=client,socket=/tmp/x.sock"), 1);
+	assert_int_equal(count(&a, "--vdev=net_memif0,role=client,socket=/tmp/x.sock,bsize=8192"), 1);
 	assert_int_equal(count(&a, "--no-huge"), 0);
 	assert_int_equal(count(&a, "--in-memory"), 1);
 	assert_int_equal(count(&a, "--no-shconf"), 0);
@@ -104,6 +106,7 @@ static void test_iface_and_user_overrides(void **state)
 	assert_null(find_prefix(&a, "-m2"));
 	assert_true(a.no_huge);
 	assert_int_equal(count(&a, "--no-pci"), 1);
+	assert_null(find_prefix(&a, "--lcores")); /* the user chose -l */
 	/* user arguments come first, in order, right after the program */
 	assert_string_equal(a.argv[1], "-l");
 	assert_string_equal(a.argv[2], "1");
