@@ -295,7 +295,7 @@ static void print_item(FILE *out, const char *tag, const char *who, const struct
 
 /* Compare two streams in order; @p cnp selects the CNP stream or the rest. */
 static unsigned compare_stream(const struct list *e, const struct list *g, bool cnp,
-			       unsigned checks, FILE *out)
+			       unsigned checks, FILE *out, uint64_t *sent_at, size_t nsent_at)
 {
 	unsigned bad = 0;
 	size_t ie = 0, ig = 0;
@@ -310,6 +310,8 @@ static unsigned compare_stream(const struct list *e, const struct list *g, bool 
 		if (ie < e->n && ig < g->n) {
 			struct sbuf d = { .n = 0 };
 			unsigned nd = diff(&e->it[ie], &g->it[ig], checks, &d);
+			if (e->it[ie].num < nsent_at)
+				sent_at[e->it[ie].num] = g->it[ig].t_ns;
 			snprintf(who, sizeof(who), "capture #%u / droce #%u:", e->it[ie].num, g->it[ig].num);
 			if (nd) {
 				bad++;
@@ -381,6 +383,44 @@ static unsigned check_coalesced(const struct list *e, const struct list *g, unsi
 	return bad;
 }
 
+/*
+ * "expect-gap A B TIME": droce sent its match of capture frame B at least
+ * TIME after frame A (a peer frame: when it was delivered, its capture time;
+ * a frame of the side: when droce sent its match). Timers (RNR wait, ACK
+ * timeout) are checked this way.
+ */
+static unsigned check_gaps(const struct droce_rp_scenario *s, const struct droce_rp_capture *cap,
+			   const uint64_t *sent_at, size_t n, FILE *out)
+{
+	unsigned bad = 0;
+	for (unsigned i = 0; i < s->ngaps; i++) {
+		const struct droce_rp_gap *g = &s->gaps[i];
+		if (g->a > cap->n || g->b > cap->n) {
+			bad++;
+			if (out)
+				fprintf(out, "  FAIL     %s:%u: expect-gap names frame %u; the capture has %zu\n",
+					s->path, g->line, g->a > cap->n ? g->a : g->b, cap->n);
+			continue;
+		}
+		uint64_t ta = sent_at[g->a] != UINT64_MAX ? sent_at[g->a] : cap->f[g->a - 1].t_ns;
+		uint64_t tb = g->b < n ? sent_at[g->b] : UINT64_MAX;
+		if (tb == UINT64_MAX) {
+			bad++;
+			if (out)
+				fprintf(out, "  FAIL     %s:%u: expect-gap: droce sent nothing matching frame %u\n",
+					s->path, g->line, g->b);
+			continue;
+		}
+		bool ok = tb >= ta && tb - ta >= g->min_ns;
+		bad += !ok;
+		if (out)
+			fprintf(out, "  %-8s %s:%u: frame %u came %s%" PRIu64 " ns after frame %u (at least %" PRIu64 " ns)\n",
+				ok ? "ok" : "DIFF", s->path, g->line, g->b, tb >= ta ? "" : "-",
+				tb >= ta ? tb - ta : ta - tb, g->a, g->min_ns);
+	}
+	return bad;
+}
+
 static bool skipped(const struct droce_rp_scenario *s, unsigned num)
 {
 	for (unsigned i = 0; i < s->nskip; i++)
@@ -416,8 +456,17 @@ unsigned droce_rp_compare(const struct droce_rp_scenario *s, const struct droce_
 	if (out)
 		fprintf(out, "frames: %zu expected, %zu sent by droce%s\n", e.n, g.n,
 			s->allow_ack_coalescing ? " (ACK coalescing allowed)" : "");
-	bad += compare_stream(&e, &g, false, s->checks, out);
-	bad += compare_stream(&e, &g, true, s->checks, out);
+	/* When droce sent its match of each capture frame (UINT64_MAX: none). */
+	size_t nsent_at = cap->n + 1;
+	uint64_t *sent_at = malloc(nsent_at * sizeof(*sent_at));
+	if (!sent_at)
+		goto nomem;
+	for (size_t k = 0; k < nsent_at; k++)
+		sent_at[k] = UINT64_MAX;
+	bad += compare_stream(&e, &g, false, s->checks, out, sent_at, nsent_at);
+	bad += compare_stream(&e, &g, true, s->checks, out, sent_at, nsent_at);
+	bad += check_gaps(s, cap, sent_at, nsent_at, out);
+	free(sent_at);
 	if (s->allow_ack_coalescing)
 		bad += check_coalesced(&e, &g, s->checks, out);
 	if (not_roce && out)

@@ -52,6 +52,11 @@ struct conn {
 	bool any_acked_by_own;
 	bool error_nak;              /* an error NAK either way: completions not derived */
 	bool resp_dead;              /* the side NAKed an error: its responder QP is in ERR */
+	uint64_t last_peer_nak_t;    /* when the peer last NAKed or RNR-NAKed (0: never) */
+	bool timeout_retx;           /* the side resent a request on its own: a timeout */
+	uint8_t timeout;             /* the largest timeout exponent its gaps allow */
+	unsigned max_resends;        /* most timer-driven resends of one PSN */
+	bool gave_up;                /* retries exhausted: completions not derived */
 	bool rnr_seen;
 	uint8_t min_rnr_timer;
 	unsigned mtu;
@@ -538,6 +543,25 @@ static int own_request(struct dctx *d, size_t idx)
 		const struct fr *prev = own_frame_at(d, idx, a->conn, psn);
 		if (prev && same_request(prev, a)) {
 			d->retrans_own++;
+			if (c->last_peer_nak_t <= prev->f->t_ns) {
+				/* Not NAK-driven: the local ACK timer fired. Take the
+				 * largest exponent with 4.096 us * 2^t <= the gap
+				 * (9.7.6.1.3), over every such resend. */
+				uint64_t gap = a->f->t_ns - prev->f->t_ns;
+				uint8_t t = 0;
+				while (t < 31 && (4096ull << (t + 1)) <= gap)
+					t++;
+				if (!c->timeout_retx || t < c->timeout)
+					c->timeout = t ? t : 1;
+				c->timeout_retx = true;
+				unsigned k = 0;
+				for (size_t j = 0; j < idx; j++)
+					k += d->fr[j].role == DROCE_RP_OWN && d->fr[j].conn == a->conn &&
+					     d->fr[j].p.op && (d->fr[j].p.op->flags & DROCE_OPF_REQ) &&
+					     d->fr[j].p.h.bth.psn == psn;
+				if (k > c->max_resends)
+					c->max_resends = k;
+			}
 			return 0; /* a retransmission: droce must send it again by itself */
 		}
 		if (c->any_peer)
@@ -635,6 +659,8 @@ static int peer_response(struct dctx *d, struct fr *a)
 	uint32_t psn = a->p.h.bth.psn;
 	if (oi->hdrs & DROCE_HDR_AETH) {
 		uint8_t syn = a->p.h.ext.aeth.syndrome;
+		if ((syn & DROCE_AETH_TYPE_MASK) != DROCE_AETH_ACK)
+			c->last_peer_nak_t = a->f->t_ns;
 		if ((syn & DROCE_AETH_TYPE_MASK) == DROCE_AETH_NAK &&
 		    (syn & DROCE_AETH_VALUE_MASK) != DROCE_NAK_PSN_SEQ_ERR)
 			c->error_nak = true;
@@ -923,17 +949,28 @@ static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *o
 			c->peer_qpn, droce_rp_fmt_ip(d->ipv, c->peer_ip, ipb, sizeof(ipb)));
 		put_mac(out, c->peer_mac);
 		fprintf(out, " sq-psn=%u rq-psn=%u mtu=%u", c->sq_psn, c->rq_psn, c->mtu);
-		/* The capture's own timing decides nothing: timeout=0 (never)
-		 * keeps droce from retransmitting into silence. */
-		if (!d->retrans_own)
+		/* No resend on a timer in the capture: timeout=0 (never) keeps
+		 * droce from retransmitting into silence. Otherwise the gaps
+		 * give the exponent. */
+		bool unacked = c->own_started &&
+			       (!c->any_acked_by_peer || c->acked_by_peer != psn_add(c->own_next, PSN_MASK));
+		if (c->timeout_retx) {
+			fprintf(out, " timeout=%u", c->timeout);
+			/* Resent and still unacknowledged when the capture ends:
+			 * the side gave up after that many retries (9.7.6.1.3). */
+			if (unacked && c->max_resends <= 7) {
+				fprintf(out, " retry=%u", c->max_resends);
+				c->gave_up = true;
+			}
+		} else
 			fprintf(out, " timeout=0");
 		if (c->rnr_seen && c->min_rnr_timer != 0xFF)
 			fprintf(out, " min-rnr-timer=%u", c->min_rnr_timer);
 		fputc('\n', out);
 	}
 	if (d->retrans_own)
-		fprintf(out, "# the side retransmitted %u requests: droce's timeout stays at its default\n",
-			d->retrans_own);
+		fprintf(out, "# the side resent %u requests; timeout= is inferred from the gaps of those\n"
+			"# not prompted by a NAK\n", d->retrans_own);
 
 	/* Regions the peer names. */
 	char ab[32];
@@ -1066,11 +1103,16 @@ static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *o
 	/* Completions, where the capture settles them: an acknowledged
 	 * request succeeded; an acknowledged SEND filled its receive. Error
 	 * flows (NAKs other than PSN sequence) are left unchecked. */
-	bool err = false;
-	for (unsigned i = 0; i < d->nconns; i++)
+	bool err = false, gave_up = false;
+	for (unsigned i = 0; i < d->nconns; i++) {
 		err |= d->conns[i].error_nak;
+		gave_up |= d->conns[i].gave_up;
+	}
 	if (err) {
 		fputs("# completions not derived: the capture has an error NAK\n", out);
+	} else if (gave_up) {
+		fputs("# completions not derived: requests resent and never acknowledged (the side\n"
+		      "# gave up, or the capture stopped first: the wire cannot tell)\n", out);
 	} else {
 		unsigned nwc = 0;
 		for (size_t i = 0; i < d->nmsgs; i++) {

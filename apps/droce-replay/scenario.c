@@ -520,6 +520,10 @@ static int line_mr(struct pctx *c, char **tok, int ntok)
 		return r;
 	if (m->addr + m->len < m->addr)
 		return fail(c, "mr %s: addr + len wraps", m->name);
+	for (unsigned i = 0; m->has_rkey && i < s->nmrs; i++)
+		if (s->mrs[i].has_rkey && s->mrs[i].rkey == m->rkey)
+			return fail(c, "mr %s: rkey %#x already used by mr %s", m->name, m->rkey,
+				    s->mrs[i].name);
 	m->init = calloc(1, m->len ? m->len : 1);
 	if (!m->init)
 		return -ENOMEM;
@@ -759,6 +763,28 @@ static int line_skip(struct pctx *c, char **tok, int ntok)
 	return 0;
 }
 
+/* "expect-gap A B TIME" */
+static int line_gap(struct pctx *c, char **tok, int ntok)
+{
+	struct droce_rp_scenario *s = c->s;
+	struct droce_rp_gap g = { .line = c->line };
+	int r;
+	if (ntok != 4)
+		return fail(c, "expect-gap: expected 'expect-gap FRAME_A FRAME_B TIME'");
+	if ((r = parse_u32(c, "frame A", tok[1], UINT32_MAX, &g.a)) ||
+	    (r = parse_u32(c, "frame B", tok[2], UINT32_MAX, &g.b)) ||
+	    (r = parse_time(c, "gap", tok[3], &g.min_ns)))
+		return r;
+	if (!g.a || !g.b || g.a >= g.b)
+		return fail(c, "expect-gap: frames are numbered from 1 and A must come before B");
+	void *ng = realloc(s->gaps, (s->ngaps + 1) * sizeof(*s->gaps));
+	if (!ng)
+		return -ENOMEM;
+	s->gaps = ng;
+	s->gaps[s->ngaps++] = g;
+	return 0;
+}
+
 static int line_check(struct pctx *c, char **tok, int ntok)
 {
 	static const struct { const char *n; unsigned f; } checks[] = {
@@ -846,6 +872,8 @@ static int parse_line(struct pctx *c, char *line)
 	}
 	if (!strcmp(d, "skip-frame"))
 		return line_skip(c, tok, ntok);
+	if (!strcmp(d, "expect-gap"))
+		return line_gap(c, tok, ntok);
 	if (!strcmp(d, "allow")) {
 		if (ntok != 2 || strcmp(tok[1], "ack-coalescing"))
 			return fail(c, "allow: only 'allow ack-coalescing' is known");
@@ -967,5 +995,6 @@ void droce_rp_scenario_free(struct droce_rp_scenario *s)
 	free(s->mems);
 	free(s->wcs);
 	free(s->skip);
+	free(s->gaps);
 	free(s);
 }

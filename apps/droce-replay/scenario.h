@@ -104,6 +104,13 @@ struct droce_rp_wc_expect {
 	uint32_t len, imm;
 };
 
+/** "expect-gap A B TIME": droce's match of capture frame B comes >= TIME after frame A. */
+struct droce_rp_gap {
+	unsigned line;
+	unsigned a, b;           /**< capture frame numbers */
+	uint64_t min_ns;
+};
+
 struct droce_rp_scenario {
 	char path[4096];         /**< the scenario file */
 	char capture[4096];      /**< resolved against the scenario's directory */
@@ -126,6 +133,8 @@ struct droce_rp_scenario {
 	bool expect_capture;     /**< expected frames: what the capture shows this side send */
 	unsigned *skip;          /**< capture frame numbers not expected */
 	unsigned nskip;
+	struct droce_rp_gap *gaps;
+	unsigned ngaps;
 	bool allow_ack_coalescing;
 	unsigned checks;         /**< DROCE_RP_CHECK_* */
 	uint64_t drain_ns;       /**< run on after the last event */

@@ -45,14 +45,14 @@ class Case:
         """A frame from the peer to droce, dt ns after the previous frame."""
         self.t += dt
         self.frames.append((self.t, frame(P_MAC, D_MAC, P_IP, D_IP, op, dqpn, psn, **kw)))
-        return self.t
+        return len(self.frames)  # 1-based frame number
 
     def own(self, op, psn, dt=1000, dqpn=P_QPN, **kw):
         """A frame droce must send."""
         self.t += dt
         kw.setdefault('sport', 50000)
         self.frames.append((self.t, frame(D_MAC, P_MAC, D_IP, P_IP, op, dqpn, psn, **kw)))
-        return self.t
+        return len(self.frames)
 
     def qp(self, name='q', local=D_QPN, peer=P_QPN, sq=0, rq=0, extra=''):
         self.lines.append('qp %s local=%#x peer=%#x peer-ip=%s peer-mac=%s sq-psn=%d rq-psn=%d mtu=%d%s'
@@ -515,10 +515,44 @@ def req_rnr():
     req_regions(c, src)
     post(c, 1, 'send', 0, 64)
     c.own('SEND_ONLY', 0, payload=src, ackreq=True)
-    c.peer('ACK', 0, aeth=(rnr_nak(1), 0))
-    c.own('SEND_ONLY', 0, payload=src, ackreq=True, dt=10000)
+    n = c.peer('ACK', 0, aeth=(rnr_nak(1), 0))
+    r = c.own('SEND_ONLY', 0, payload=src, ackreq=True, dt=10000)
     c.peer('ACK', 0, aeth=(ack(), 1), dt=1000000)
+    c.s('expect-gap %d %d 10us  # IBTA table 45: RNR timer 1 is 0.01 ms' % (n, r))
     c.s('expect-wc q send wr=1 status=SUCCESS opcode=send')
+    return c
+
+
+@case
+def req_timeout():
+    c = Case('req-timeout', 'requester: no answer within the local ACK timeout (timeout 8: 4.096 us * 2^8) makes droce resend; the ACK then completes the WRITE')
+    src = data(64, 39)
+    c.qp(extra=' timeout=8 retry=3')
+    req_regions(c, src)
+    post(c, 1, 'write', 0, 64, extra=' raddr=%#x rkey=%#x' % (PADDR, PKEY_PEER))
+    a = c.own('WRITE_ONLY', 0, payload=src, reth=(PADDR, PKEY_PEER, 64), ackreq=True)
+    b = c.own('WRITE_ONLY', 0, payload=src, reth=(PADDR, PKEY_PEER, 64), ackreq=True, dt=1048576)
+    c.peer('ACK', 0, aeth=(ack(), 1), dt=100000)
+    c.s('expect-gap %d %d 1048576ns  # 9.7.6.1.3: 4.096 us * 2^8' % (a, b))
+    c.s('expect-wc q send wr=1 status=SUCCESS opcode=write')
+    return c
+
+
+@case
+def req_retry_exceeded():
+    c = Case('req-retry-exceeded', 'requester: retry=1 and a silent peer: one resend after the timeout, then RETRY_EXC_ERR and the next WR flushed')
+    src = data(64, 40)
+    c.qp(extra=' timeout=8 retry=1')
+    req_regions(c, src)
+    post(c, 1, 'write', 0, 32, extra=' raddr=%#x rkey=%#x' % (PADDR, PKEY_PEER))
+    post(c, 2, 'write', 32, 32, extra=' raddr=%#x rkey=%#x' % (PADDR + 32, PKEY_PEER), at=c.t + 1000)
+    a = c.own('WRITE_ONLY', 0, payload=src[:32], reth=(PADDR, PKEY_PEER, 32), ackreq=True)
+    c.own('WRITE_ONLY', 1, payload=src[32:], reth=(PADDR + 32, PKEY_PEER, 32), ackreq=True, dt=0)
+    b = c.own('WRITE_ONLY', 0, payload=src[:32], reth=(PADDR, PKEY_PEER, 32), ackreq=True, dt=1048576)
+    c.own('WRITE_ONLY', 1, payload=src[32:], reth=(PADDR + 32, PKEY_PEER, 32), ackreq=True, dt=0)
+    c.s('expect-gap %d %d 1048576ns' % (a, b))
+    c.s('expect-wc q send wr=1 status=RETRY_EXC_ERR')
+    c.s('expect-wc q send wr=2 status=WR_FLUSH_ERR')
     return c
 
 

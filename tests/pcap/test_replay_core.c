@@ -47,7 +47,8 @@ static void test_parse_ok(void **state)
 		      "post q wr=4 op=write-imm mr=r off=0 len=8 raddr=0x5000 rkey=7 imm=0x10 at=2ms unsignaled\n"
 		      "expect-mem r 0 hex:0102  # comment\n"
 		      "expect-wc q recv wr=3 status=SUCCESS opcode=recv len=16\n"
-		      "skip-frame 3 4\nallow ack-coalescing\ncheck credits ackreq\ndrain 5ms\n",
+		      "skip-frame 3 4\nallow ack-coalescing\ncheck credits ackreq\ndrain 5ms\n"
+		      "expect-gap 2 3 10us\n",
 		      &s, err, sizeof(err));
 	assert_int_equal(r, 0);
 	assert_string_equal(s->capture, "/d/x.pcap");
@@ -70,6 +71,10 @@ static void test_parse_ok(void **state)
 	assert_int_equal(s->checks, DROCE_RP_CHECK_CREDITS | DROCE_RP_CHECK_ACKREQ);
 	assert_int_equal(s->drain_ns, 5000000);
 	assert_true(s->check_wcs);
+	assert_int_equal(s->ngaps, 1);
+	assert_int_equal(s->gaps[0].a, 2);
+	assert_int_equal(s->gaps[0].b, 3);
+	assert_int_equal(s->gaps[0].min_ns, 10000);
 	droce_rp_scenario_free(s);
 }
 
@@ -104,6 +109,9 @@ static void test_parse_errors(void **state)
 	expect_error(HEAD QP "recv q wr=1 at=3 parsecs\n", ":5:", "unknown option");
 	expect_error(HEAD QP "recv q wr=1 at=3fortnights\n", ":5:", "unknown unit");
 	expect_error(HEAD QP "expect-wc q send wr=1 status=FINE\n", ":5:", "unknown status");
+	expect_error(HEAD QP "mr a addr=0 len=8 rkey=5\nmr b addr=64 len=8 rkey=5\n", ":6:", "already used by mr a");
+	expect_error(HEAD QP "expect-gap 3 2 1us\n", ":5:", "A must come before B");
+	expect_error(HEAD QP "expect-gap 1 2\n", ":5:", "expect-gap FRAME_A FRAME_B TIME");
 	expect_error("ip 10.0.0.1\nmac 02:00:00:00:00:01\n", "/d/t.scn", "no 'capture' line");
 	expect_error("capture a\nqp q local=1 peer=2\n", ":2:", "'ip' line must come first");
 }
