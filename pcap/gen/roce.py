@@ -48,6 +48,24 @@ def _csum(b):
     return (~s) & 0xFFFF
 
 
+def _ip6(s):
+    import ipaddress
+    return ipaddress.IPv6Address(s).packed
+
+
+def icrc6(ip_hdr, udp_hdr, rest):
+    """A17.4.5 for IPv6: traffic class, flow label and hop limit set to ones."""
+    ip = bytearray(ip_hdr)
+    ip[0] |= 0x0F
+    ip[1:4] = b'\xff\xff\xff'
+    ip[7] = 0xFF
+    udp = bytearray(udp_hdr)
+    udp[6:8] = b'\xff\xff'
+    r = bytearray(rest)
+    r[4] = 0xFF
+    return struct.pack('<I', zlib.crc32(b'\xff' * 8 + bytes(ip) + bytes(udp) + bytes(r)) & 0xFFFFFFFF)
+
+
 def icrc(ip_hdr, udp_hdr, rest):
     """A17.4.5: CRC-32 over 8 bytes of ones (no LRH), the IPv4 header with TOS,
     TTL and checksum set to ones, UDP with checksum ones, BTH with its FECN/BECN
@@ -91,15 +109,23 @@ def frame(src_mac, dst_mac, src_ip, dst_ip, op, dqpn, psn, payload=b'', se=False
         ext += b'\0' * 16
     body = bth + ext + payload + b'\0' * pad
     udp_len = 8 + len(body) + 4
-    ip_len = 20 + udp_len
-    ip = struct.pack('>BBHHHBBH4s4s', 0x45, (dscp << 2) | ecn, ip_len, ip_id, 0x4000, ttl, 17, 0,
-                     _ip4(src_ip), _ip4(dst_ip))
-    ip = ip[:10] + struct.pack('>H', _csum(ip)) + ip[12:]
     udp = struct.pack('>HHHH', sport, ROCE_PORT, udp_len, 0)
-    crc = icrc(ip, udp, body)
+    if ':' in src_ip:
+        tc = (dscp << 2) | ecn
+        ip = struct.pack('>IHBB16s16s', (6 << 28) | (tc << 20) | 0x12345, udp_len, 17, ttl,
+                         _ip6(src_ip), _ip6(dst_ip))
+        crc = icrc6(ip, udp, body)
+        ethertype = b'\x86\xdd'
+    else:
+        ip_len = 20 + udp_len
+        ip = struct.pack('>BBHHHBBH4s4s', 0x45, (dscp << 2) | ecn, ip_len, ip_id, 0x4000, ttl, 17, 0,
+                         _ip4(src_ip), _ip4(dst_ip))
+        ip = ip[:10] + struct.pack('>H', _csum(ip)) + ip[12:]
+        crc = icrc(ip, udp, body)
+        ethertype = b'\x08\x00'
     if bad_icrc:
         crc = bytes(b ^ 0xFF for b in crc)
-    eth = _mac(dst_mac) + _mac(src_mac) + b'\x08\x00'
+    eth = _mac(dst_mac) + _mac(src_mac) + ethertype
     f = eth + ip + udp + body + crc
     if len(f) < 60:
         f += b'\0' * (60 - len(f))  # Ethernet minimum: trailer padding after the ICRC

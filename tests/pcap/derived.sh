@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Self-consistency of --derive: a scenario derived from each of the project's
-# own fixtures for droce's side (10.0.0.1) must parse and replay to a match,
-# just as the hand-written scenario next to it does.
+# own fixtures for droce's side (the 'ip' of the scenario next to it) must
+# parse and replay to a match, just as that hand-written scenario does.
 #   derived.sh DROCE_REPLAY PCAP_DIR WORKDIR
 set -u
 replay=$1 pcapdir=$2 work=$3
@@ -10,7 +10,8 @@ fail=0 n=0
 for cap in "$pcapdir"/*.pcap; do
   base=$(basename "$cap" .pcap)
   n=$((n + 1))
-  if ! "$replay" --derive "$cap" --side 10.0.0.1 >"$work/$base.scn" 2>"$work/$base.err"; then
+  side=$(sed -n 's/^ip[[:space:]]\+//p' "$pcapdir/$base.scn" | head -1)
+  if ! "$replay" --derive "$cap" --side "$side" >"$work/$base.scn" 2>"$work/$base.err"; then
     echo "FAIL $base: derive: $(cat "$work/$base.err")"; fail=1; continue
   fi
   if "$replay" "$work/$base.scn" >"$work/$base.out" 2>&1; then

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# droce-replay's exit code 2 with FILE:LINE: reason for bad scenarios and
+# captures, and clear refusals from --derive.
+#   bad_input.sh DROCE_REPLAY PCAP_DIR WORKDIR
+set -u
+replay=$1 pcapdir=$2 work=$3
+mkdir -p "$work"
+fail=0
+
+# expect2 NAME PATTERN CMD...: CMD must exit 2 and print PATTERN on stderr.
+expect2() {
+  local name=$1 pat=$2; shift 2
+  "$@" >"$work/$name.out" 2>"$work/$name.err"
+  local rc=$?
+  if [ $rc -ne 2 ]; then
+    echo "FAIL $name: exit $rc, want 2"; cat "$work/$name.out" "$work/$name.err"; fail=1
+  elif ! grep -q -- "$pat" "$work/$name.err"; then
+    echo "FAIL $name: stderr lacks '$pat':"; cat "$work/$name.err"; fail=1
+  else
+    echo "ok   $name: $(head -1 "$work/$name.err")"
+  fi
+}
+
+printf 'capture nowhere.pcap\nip 10.0.0.1\nmac 02:00:00:00:00:01\n' >"$work/nocap.scn"
+expect2 missing-capture "nocap.scn:1: capture" "$replay" "$work/nocap.scn"
+
+printf 'capture %s/resp-send.pcap\nip 10.0.0.1\nmac 02:00:00:00:00:01\nqp q local=1\n' "$pcapdir" >"$work/badqp.scn"
+expect2 bad-line "badqp.scn:4: qp: missing peer=" "$replay" "$work/badqp.scn"
+
+printf 'not a capture\n' >"$work/junk.pcap"
+printf 'capture junk.pcap\nip 10.0.0.1\nmac 02:00:00:00:00:01\n' >"$work/junk.scn"
+expect2 junk-capture "junk.scn:1: capture" "$replay" "$work/junk.scn"
+
+expect2 missing-scenario "nonexistent.scn" "$replay" "$work/nonexistent.scn"
+expect2 derive-no-traffic "no RoCE traffic for 10.9.9.9" "$replay" --derive "$pcapdir/resp-send.pcap" --side 10.9.9.9
+expect2 derive-bad-side "not an IPv4 or IPv6 address" "$replay" --derive "$pcapdir/resp-send.pcap" --side banana
+expect2 usage "usage:" "$replay" --frobnicate
+exit $fail
