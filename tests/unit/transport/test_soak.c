@@ -50,6 +50,15 @@ static struct {
 	unsigned inflight;
 } g = {100000, 1, 1024, "drop=0.01,reorder=0.01,dup=0.001", 1, 0, SLOTS};
 
+/* With DROCE_SOAK_DUMP set: the tap records, and a failure prints the last frames. */
+static struct pair *g_pair;
+
+static void dump_tail(void)
+{
+	if (g_pair && g_pair->record)
+		rec_dump(g_pair, g_pair->nrec > 400 ? g_pair->nrec - 400 : 0);
+}
+
 struct msg {
 	uint64_t id;
 	enum droce_wr_opcode op;
@@ -258,10 +267,12 @@ static int flow_completions(struct flow *f)
 		long bad = -1;
 		if (f->fcount == 0)
 			fail_msg("flow %u: completion with nothing in flight", f->no);
-		if (wc[i].wr_id != m->id || wc[i].status != DROCE_WC_SUCCESS)
+		if (wc[i].wr_id != m->id || wc[i].status != DROCE_WC_SUCCESS) {
+			dump_tail();
 			fail_msg("flow %u: completion wr_id %llu status %s; want message %llu SUCCESS",
 				 f->no, (unsigned long long)wc[i].wr_id,
 				 droce_wc_status_str(wc[i].status), (unsigned long long)m->id);
+		}
 		switch (m->op) {
 		case DROCE_WR_RDMA_READ:
 			bad = check_pattern(f->l + m->slot * SLOT, m->len, key(f, m->id));
@@ -332,8 +343,9 @@ static void test_soak(void **state)
 	po.impair[0] = spec[0];
 	po.impair[1] = spec[1];
 	pair_init(&p, &po);
-	p.record = false;
+	p.record = getenv("DROCE_SOAK_DUMP") != NULL;
 	p.max_iters = UINT64_MAX;
+	g_pair = &p;
 	conn_opts_default(&o);
 	o.timeout = 8;
 	o.mtu = g.mtu == 256 ? DROCE_MTU_256 : g.mtu == 512 ? DROCE_MTU_512
@@ -374,6 +386,7 @@ static void test_soak(void **state)
 			for (unsigned i = 0; i < nflows; i++)
 				fprintf(stderr, "flow %u: %lu/%lu done, %u in flight, %u receives pending\n",
 					fl[i].no, fl[i].done, fl[i].quota, fl[i].fcount, fl[i].rqcount);
+			dump_tail();
 			fail_msg("stalled after %lu of %lu messages", done, g.messages);
 		}
 	}
@@ -416,6 +429,7 @@ static void test_soak(void **state)
 		assert_true(is[0].dropped > 0 && is[1].dropped > 0);
 		assert_true(sa.retrans_pkts > 0);
 	}
+	g_pair = NULL;
 	pair_fini(&p);
 	free(fl);
 }
