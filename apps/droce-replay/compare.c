@@ -293,16 +293,44 @@ static void print_item(FILE *out, const char *tag, const char *who, const struct
 	fprintf(out, "  %-8s %s %s\n", tag, who, s.b);
 }
 
-/* Compare two streams in order; @p cnp selects the CNP stream or the rest. */
-static unsigned compare_stream(const struct list *e, const struct list *g, bool cnp,
+/*
+ * A stream: the frames to one destination QP (address and QPN), CNPs apart.
+ * IBTA orders packets per QP only (9.5); how droce interleaves its QPs is
+ * scheduling, so each QP's stream is compared on its own.
+ */
+struct key {
+	bool cnp;
+	uint32_t dqpn;
+	uint8_t ip[16];
+};
+
+static void key_of(const struct item *i, struct key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->cnp = is_cnp(i);
+	k->dqpn = i->p.h.bth.dqpn;
+	memcpy(k->ip, i->p.h.net.dst_ip, 16);
+}
+
+static bool in_stream(const struct item *i, const struct key *k)
+{
+	struct key ik;
+	if (!i->p.op || i->dropped)
+		return false;
+	key_of(i, &ik);
+	return !memcmp(&ik, k, sizeof(ik));
+}
+
+/* Compare one stream of expected and sent frames, in order. */
+static unsigned compare_stream(const struct list *e, const struct list *g, const struct key *k,
 			       unsigned checks, FILE *out, uint64_t *sent_at, size_t nsent_at)
 {
 	unsigned bad = 0;
 	size_t ie = 0, ig = 0;
 	for (;;) {
-		while (ie < e->n && (e->it[ie].dropped || is_cnp(&e->it[ie]) != cnp))
+		while (ie < e->n && !in_stream(&e->it[ie], k))
 			ie++;
-		while (ig < g->n && (g->it[ig].dropped || is_cnp(&g->it[ig]) != cnp || !g->it[ig].p.op))
+		while (ig < g->n && !in_stream(&g->it[ig], k))
 			ig++;
 		if (ie == e->n && ig == g->n)
 			break;
@@ -463,8 +491,28 @@ unsigned droce_rp_compare(const struct droce_rp_scenario *s, const struct droce_
 		goto nomem;
 	for (size_t k = 0; k < nsent_at; k++)
 		sent_at[k] = UINT64_MAX;
-	bad += compare_stream(&e, &g, false, s->checks, out, sent_at, nsent_at);
-	bad += compare_stream(&e, &g, true, s->checks, out, sent_at, nsent_at);
+	/* Every stream, in order of first appearance (expected first). */
+	struct key *keys = calloc(e.n + g.n + 1, sizeof(*keys));
+	size_t nkeys = 0;
+	if (!keys) {
+		free(sent_at);
+		goto nomem;
+	}
+	for (size_t k = 0; k < e.n + g.n; k++) {
+		const struct item *i = k < e.n ? &e.it[k] : &g.it[k - e.n];
+		if (!i->p.op)
+			continue;
+		struct key ik;
+		key_of(i, &ik);
+		size_t j;
+		for (j = 0; j < nkeys && memcmp(&keys[j], &ik, sizeof(ik)); j++)
+			;
+		if (j == nkeys)
+			keys[nkeys++] = ik;
+	}
+	for (size_t j = 0; j < nkeys; j++)
+		bad += compare_stream(&e, &g, &keys[j], s->checks, out, sent_at, nsent_at);
+	free(keys);
 	bad += check_gaps(s, cap, sent_at, nsent_at, out);
 	free(sent_at);
 	if (s->allow_ack_coalescing)

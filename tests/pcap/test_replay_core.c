@@ -22,6 +22,7 @@
 #include "frames.h"
 #include "scenario.h"
 #include "wire/build.h"
+#include "wire/bytes.h"
 #include "wire/hdr.h"
 
 #define HEAD "capture x.pcap\nip 10.0.0.1\nmac 02:00:00:00:00:01\n"
@@ -263,6 +264,34 @@ static void test_compare_coalescing(void **state)
 	droce_rp_scenario_free(fx.s);
 }
 
+/* Order matters within a QP, not across QPs (IBTA 9.5 orders per QP). */
+static void set_dqpn(uint8_t *f, uint32_t len, uint32_t dqpn)
+{
+	struct droce_pkt p;
+	assert_int_equal(droce_parse(f, len, &p, 0), DROCE_PARSE_OK);
+	droce_put_be24(f + p.bth_off + 5, dqpn);
+	assert_int_equal(droce_rp_fix_icrc(f, len), 0);
+}
+
+static void test_compare_per_qp_order(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	fx_init(&fx);
+	fx_expect(&fx, DROCE_OP_RC_ACKNOWLEDGE, 1, 1, DROCE_AETH_ACK);
+	fx_expect(&fx, DROCE_OP_RC_ACKNOWLEDGE, 5, 1, DROCE_AETH_ACK);
+	set_dqpn(fx.buf[1], fx.f[1].len, 0x35);
+	fx_got(&fx, DROCE_OP_RC_ACKNOWLEDGE, 5, 1, DROCE_AETH_ACK, 1000, 64);
+	set_dqpn(fx.buf[8], fx.got[0].len, 0x35);
+	fx_got(&fx, DROCE_OP_RC_ACKNOWLEDGE, 1, 1, DROCE_AETH_ACK, 1000, 64);
+	assert_int_equal(droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL), 0);
+	/* the same two frames on one QP in the other order: two differences */
+	set_dqpn(fx.buf[1], fx.f[1].len, 0x34);
+	set_dqpn(fx.buf[8], fx.got[0].len, 0x34);
+	assert_int_equal(droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL), 2);
+	droce_rp_scenario_free(fx.s);
+}
+
 static void test_rewrite(void **state)
 {
 	(void)state;
@@ -396,6 +425,7 @@ int main(void)
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_compare_ignores_and_catches),
 		cmocka_unit_test(test_compare_coalescing),
+		cmocka_unit_test(test_compare_per_qp_order),
 		cmocka_unit_test(test_rewrite),
 		cmocka_unit_test(test_derive_responder),
 		cmocka_unit_test(test_derive_requester),
