@@ -89,6 +89,8 @@ unsigned expect_msg(const struct pair *p, const unsigned *idx, unsigned avail, e
 		r = &p->rec[k];
 		if (r->pr != DROCE_PARSE_OK)
 			REC_FAIL(p, k, "does not parse: %s", droce_parse_result_name(r->pr));
+		if (r->ip_version != p->ip_version)
+			REC_FAIL(p, k, "IPv%u frame on an IPv%u pair", r->ip_version, p->ip_version);
 		if (r->opcode != req_opcode(op, i, n))
 			REC_FAIL(p, k, "opcode %s, want %s (packet %u of %u)",
 				 droce_opcode_name(r->opcode),
@@ -137,6 +139,8 @@ unsigned expect_read_resp(const struct pair *p, const unsigned *idx, unsigned av
 		r = &p->rec[k];
 		if (r->pr != DROCE_PARSE_OK)
 			REC_FAIL(p, k, "does not parse: %s", droce_parse_result_name(r->pr));
+		if (r->ip_version != p->ip_version)
+			REC_FAIL(p, k, "IPv%u frame on an IPv%u pair", r->ip_version, p->ip_version);
 		if (r->opcode != op)
 			REC_FAIL(p, k, "opcode %s, want %s", droce_opcode_name(r->opcode),
 				 droce_opcode_name(op));

@@ -37,6 +37,7 @@ static void tap(void *arg, enum droce_memlink_dir dir, const uint8_t *frame, uin
 	r->now = p->now;
 	memset(&pkt, 0, sizeof(pkt));
 	r->pr = droce_parse(frame, len, &pkt, 0);
+	r->ip_version = pkt.h.net.ip_version;
 	r->opcode = pkt.h.bth.opcode;
 	r->ackreq = pkt.h.bth.ack_req;
 	r->se = pkt.h.bth.se;
@@ -105,9 +106,21 @@ void rec_dump(const struct pair *p, unsigned from)
 
 /* ------------------------------------------------------------- set up -- */
 
+void pair_side_ip(uint8_t ip_version, int side, uint8_t ip[16])
+{
+	memset(ip, 0, 16);
+	if (ip_version == 6) {
+		ip[0] = 0xfd;
+		ip[15] = (uint8_t)(1 + side);
+	} else {
+		ip[0] = 10;
+		ip[3] = (uint8_t)(1 + side);
+	}
+}
+
 void pair_init(struct pair *p, const struct pair_opts *o)
 {
-	struct pair_opts none = {{0, 0}, {NULL, NULL}, 0};
+	struct pair_opts none = {{0, 0}, {NULL, NULL}, 0, 4};
 	struct droce_memlink_params mp = {0};
 
 	if (!o)
@@ -116,6 +129,7 @@ void pair_init(struct pair *p, const struct pair_opts *o)
 	p->record = true;
 	p->max_iters = 20u * 1000u * 1000u;
 	p->now = 1000000; /* not 0: a clock at 0 hides "timer never armed" bugs */
+	p->ip_version = o->ip_version == 6 ? 6 : 4;
 	mp.depth = o->depth;
 	p->ml = droce_memlink_create(&mp);
 	assert_non_null(p->ml);
@@ -131,10 +145,8 @@ void pair_init(struct pair *p, const struct pair_opts *o)
 	for (int s = 0; s < 2; s++) {
 		struct droce_ctx_params cp;
 		droce_ctx_params_init(&cp);
-		cp.ip_version = 4;
-		memset(cp.ip, 0, sizeof(cp.ip));
-		cp.ip[0] = 10;
-		cp.ip[3] = (uint8_t)(1 + s);
+		cp.ip_version = p->ip_version;
+		pair_side_ip(p->ip_version, s, cp.ip);
 		memcpy(cp.mac, "\x02\x00\x00\x00\x00\x00", 6);
 		cp.mac[5] = (uint8_t)(1 + s);
 		cp.link = droce_memlink_end(p->ml, (unsigned)s);
@@ -232,9 +244,8 @@ int conn_modify(struct pair *p, struct conn *c, int s, enum droce_qp_state to,
 		mask |= DROCE_QP_ACCESS_FLAGS | DROCE_QP_PKEY;
 		break;
 	case DROCE_QPS_RTR:
-		at.ah_attr.ip_version = 4;
-		at.ah_attr.dst_ip[0] = 10;
-		at.ah_attr.dst_ip[3] = (uint8_t)(1 + peer);
+		at.ah_attr.ip_version = p->ip_version;
+		pair_side_ip(p->ip_version, peer, at.ah_attr.dst_ip);
 		memcpy(at.ah_attr.dst_mac, "\x02\x00\x00\x00\x00\x00", 6);
 		at.ah_attr.dst_mac[5] = (uint8_t)(1 + peer);
 		at.ah_attr.dscp = DROCE_DEFAULT_DSCP;
@@ -259,7 +270,6 @@ int conn_modify(struct pair *p, struct conn *c, int s, enum droce_qp_state to,
 	default:
 		break;
 	}
-	(void)p;
 	return droce_modify_qp(c->qp[s], &at, mask);
 }
 
@@ -560,17 +570,14 @@ unsigned rec_psn_count(const struct pair *p, unsigned from, int dir, uint32_t ps
 void pair_hdrs(const struct pair *p, int from, struct droce_hdrs *h, uint8_t opcode, uint32_t dqpn,
 	       uint32_t psn)
 {
-	(void)p;
 	memset(h, 0, sizeof(*h));
 	memcpy(h->net.src_mac, "\x02\x00\x00\x00\x00\x00", 6);
 	memcpy(h->net.dst_mac, "\x02\x00\x00\x00\x00\x00", 6);
 	h->net.src_mac[5] = (uint8_t)(1 + from);
 	h->net.dst_mac[5] = (uint8_t)(2 - from);
-	h->net.ip_version = 4;
-	h->net.src_ip[0] = 10;
-	h->net.src_ip[3] = (uint8_t)(1 + from);
-	h->net.dst_ip[0] = 10;
-	h->net.dst_ip[3] = (uint8_t)(2 - from);
+	h->net.ip_version = p->ip_version;
+	pair_side_ip(p->ip_version, from, h->net.src_ip);
+	pair_side_ip(p->ip_version, 1 - from, h->net.dst_ip);
 	h->net.dscp = DROCE_DEFAULT_DSCP;
 	h->net.ttl = DROCE_DEFAULT_TTL;
 	h->net.sport = 0xD00D;

@@ -36,6 +36,7 @@ struct pkt_rec {
 	int corrupted;
 	enum droce_parse_result pr;    /**< parse of the bytes as sent */
 	uint64_t now;                  /**< virtual time it was sent */
+	uint8_t ip_version;
 	uint8_t opcode;
 	bool ackreq, se;
 	uint32_t psn, dqpn;
@@ -56,6 +57,7 @@ struct pair {
 	struct pkt_rec *rec;
 	unsigned nrec, caprec;
 	bool record;                   /**< tap on (default) */
+	uint8_t ip_version;            /**< 4 (10.0.0.1, 10.0.0.2) or 6 (fd00::1, fd00::2) */
 	uint64_t max_iters;            /**< poll iterations one run may take before it fails */
 	void *bufs[64];                /**< memory behind pair_mr(), freed by pair_fini() */
 	unsigned nbufs;
@@ -70,7 +72,11 @@ struct pair_opts {
 	uint64_t seed[2];              /**< context seeds */
 	const char *impair[2];         /**< spec per direction, NULL = none */
 	uint32_t depth;                /**< memlink FIFO depth, 0 = default */
+	uint8_t ip_version;            /**< 4 (default) or 6 */
 };
+
+/** The address of side @p side (0 or 1) in @p ip_version. */
+void pair_side_ip(uint8_t ip_version, int side, uint8_t ip[16]);
 
 /** Create both contexts and the link. @p o may be NULL. */
 void pair_init(struct pair *p, const struct pair_opts *o);

@@ -33,9 +33,10 @@ struct fx {
 	uint64_t key;
 };
 
-static void fx_setup(struct fx *f, enum droce_mtu mtu)
+static void fx_setup_ip(struct fx *f, enum droce_mtu mtu, uint8_t ip_version)
 {
-	pair_init(&f->p, NULL);
+	struct pair_opts po = {{0, 0}, {NULL, NULL}, 0, ip_version};
+	pair_init(&f->p, &po);
 	conn_opts_default(&f->o);
 	f->o.mtu = mtu;
 	f->mtu = droce_mtu_bytes(mtu);
@@ -45,6 +46,11 @@ static void fx_setup(struct fx *f, enum droce_mtu mtu)
 	f->psn = f->o.sq_psn[SIDE_A];
 	f->msn = 0;
 	f->key = 1;
+}
+
+static void fx_setup(struct fx *f, enum droce_mtu mtu)
+{
+	fx_setup_ip(f, mtu, 4);
 }
 
 static void fx_teardown(struct fx *f)
@@ -73,6 +79,15 @@ static int setup_4096(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	fx_setup(f, DROCE_MTU_4096);
+	*state = f;
+	return 0;
+}
+
+/* RoCEv2 over IPv6 (A17.4.1): the same exchanges with IPv6 headers. */
+static int setup_v6(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	fx_setup_ip(f, DROCE_MTU_1024, 6);
 	*state = f;
 	return 0;
 }
@@ -449,6 +464,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unsignaled, setup_1024, teardown),
 		cmocka_unit_test_setup_teardown(test_sge, setup_1024, teardown),
 		cmocka_unit_test_setup_teardown(test_pipelined_in_order, setup_1024, teardown),
+		cmocka_unit_test_setup_teardown(test_mixed_sequence, setup_v6, teardown),
+		cmocka_unit_test_setup_teardown(test_atomics, setup_v6, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
