@@ -173,6 +173,9 @@ struct droce_qp {
 	uint32_t mtu;                 /* path MTU in bytes */
 	uint64_t timeout_ns;          /* local ACK timeout; 0 = never */
 	struct droce_hdrs tmpl;       /* header template for this connection */
+	uint8_t img[64];              /* Ethernet + IP + UDP bytes of tmpl (fast build) */
+	uint8_t img_len;              /* 0: no image, use droce_build_hdrs */
+	uint32_t img_csum;            /* IPv4: header sum without length and checksum */
 	struct droce_qp_stats stats;
 
 	/* ---- send queue / requester ---- */
@@ -281,6 +284,9 @@ void droce_qp_to_err(struct droce_qp *qp);
 
 /** Complete the send WQE at sq_una with @p status, then ERR and flush. */
 void droce_qp_fail_send(struct droce_qp *qp, enum droce_wc_status status, uint32_t vendor_err);
+
+/** Headers of one of @p qp's frames into @p buf (DROCE_HDR_SCRATCH bytes): droce_build_hdrs, faster. */
+size_t droce_qp_build_hdrs(const struct droce_qp *qp, uint8_t *buf, const struct droce_hdrs *h);
 
 /** Build and send one frame from @p h and payload segments. @return 0 or -ENOBUFS. */
 int droce_qp_xmit(struct droce_qp *qp, const struct droce_hdrs *h,

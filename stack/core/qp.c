@@ -12,6 +12,8 @@
 #include "core/icrc_fast.h"
 #include "transport/psn.h"
 #include "wire/build.h"
+#include "wire/bytes.h"
+#include "wire/opcode.h"
 #include "wire/icrc.h"
 
 static const char *const state_names[] = {
@@ -309,6 +311,98 @@ static void build_template(struct droce_qp *qp)
 	h->net.sport = udp_sport(qp);
 	h->bth.pkey = qp->attr.pkey;
 	h->bth.dqpn = qp->attr.dest_qp_num;
+
+	/* The bytes before the BTH are the same in every packet but for the
+	 * IP and UDP lengths (and the IPv4 checksum): keep them as an image. */
+	uint8_t buf[DROCE_HDR_SCRATCH];
+	struct droce_hdrs t = *h;
+	t.bth.opcode = DROCE_OP_RC_ACKNOWLEDGE;
+	t.payload_len = 0;
+	qp->img_len = 0;
+	size_t hl = droce_build_hdrs(buf, sizeof(buf), &t);
+	size_t l3 = droce_build_l3_off(&t);
+	size_t n = l3 + (t.net.ip_version == 4 ? 20u : 40u) + 8u;
+	if (!hl || t.net.rocev1 || n > sizeof(qp->img))
+		return;
+	memcpy(qp->img, buf, n);
+	qp->img_len = (uint8_t)n;
+	if (t.net.ip_version == 4) {
+		uint8_t *ip = qp->img + l3;
+		ip[2] = ip[3] = 0;
+		ip[10] = ip[11] = 0;
+		uint32_t sum = 0;
+		for (unsigned i = 0; i < 20; i += 2)
+			sum += (uint32_t)ip[i] << 8 | ip[i + 1];
+		qp->img_csum = sum;
+	}
+}
+
+/* droce_build_hdrs() for this QP's packets: the image, lengths and checksum
+ * patched, then the BTH and extension headers at the opcode table's offsets.
+ * Byte-identical to droce_build_hdrs (tests/unit/core/test_qp.c). */
+static size_t build_fast(const struct droce_qp *qp, uint8_t *buf, const struct droce_hdrs *h)
+{
+	const struct droce_opcode_info *oi = droce_opcode_info(h->bth.opcode);
+	if (!oi || !qp->img_len || h->net.ecn != qp->tmpl.net.ecn)
+		return droce_build_hdrs(buf, DROCE_HDR_SCRATCH, h);
+	size_t n = qp->img_len;
+	uint8_t pad = droce_pad_count(h->payload_len);
+	uint32_t udp_len = 8u + oi->hdr_len + h->payload_len + pad + DROCE_ICRC_LEN;
+	memcpy(buf, qp->img, n);
+	uint8_t *udp = buf + n - 8;
+	if (qp->tmpl.net.ip_version == 4) {
+		uint8_t *ip = udp - 20;
+		uint32_t tot = 20u + udp_len;
+		uint32_t sum = qp->img_csum + tot;
+		while (sum >> 16)
+			sum = (sum & 0xFFFFu) + (sum >> 16);
+		droce_put_be16(ip + 2, (uint16_t)tot);
+		droce_put_be16(ip + 10, (uint16_t)~sum);
+	} else {
+		droce_put_be16(udp - 40 + 4, (uint16_t)udp_len);
+	}
+	droce_put_be16(udp + 4, (uint16_t)udp_len);
+	uint8_t *p = buf + n;
+	const struct droce_bth_fields *b = &h->bth;
+	const struct droce_ext_fields *e = &h->ext;
+	p[0] = b->opcode;
+	p[1] = (uint8_t)((b->se ? DROCE_BTH_SE : 0) | pad << DROCE_BTH_PAD_SHIFT);
+	droce_put_be16(p + 2, b->pkey);
+	p[4] = (uint8_t)((b->fecn ? DROCE_BTH_FECN : 0) | (b->becn ? DROCE_BTH_BECN : 0));
+	droce_put_be24(p + 5, b->dqpn & DROCE_QPN_MASK);
+	p[8] = b->ack_req ? DROCE_BTH_ACKREQ : 0;
+	droce_put_be24(p + 9, b->psn & DROCE_PSN_MASK);
+	if (oi->hdrs & DROCE_HDR_RETH) {
+		uint8_t *r = p + oi->off_reth;
+		droce_put_be64(r, e->reth.va);
+		droce_put_be32(r + 8, e->reth.rkey);
+		droce_put_be32(r + 12, e->reth.dma_len);
+	}
+	if (oi->hdrs & DROCE_HDR_ATOMIC) {
+		uint8_t *a = p + oi->off_atomic;
+		droce_put_be64(a, e->atomic.va);
+		droce_put_be32(a + 8, e->atomic.rkey);
+		droce_put_be64(a + 12, e->atomic.swap_add);
+		droce_put_be64(a + 20, e->atomic.compare);
+	}
+	if (oi->hdrs & DROCE_HDR_AETH) {
+		p[oi->off_aeth] = e->aeth.syndrome;
+		droce_put_be24(p + oi->off_aeth + 1, e->aeth.msn);
+	}
+	if (oi->hdrs & DROCE_HDR_AACK)
+		droce_put_be64(p + oi->off_aack, e->atomic_ack);
+	if (oi->hdrs & DROCE_HDR_IMM)
+		droce_put_be32(p + oi->off_imm, e->imm);
+	if (oi->hdrs & DROCE_HDR_IETH)
+		droce_put_be32(p + oi->off_ieth, e->ieth_rkey);
+	if (oi->hdrs & (DROCE_HDR_DETH | DROCE_HDR_CNP))
+		return droce_build_hdrs(buf, DROCE_HDR_SCRATCH, h); /* not on the RC fast path */
+	return n + oi->hdr_len;
+}
+
+size_t droce_qp_build_hdrs(const struct droce_qp *qp, uint8_t *buf, const struct droce_hdrs *h)
+{
+	return build_fast(qp, buf, h);
 }
 
 static uint64_t ack_timeout_ns(uint8_t t)
@@ -651,7 +745,7 @@ int droce_qp_xmit(struct droce_qp *qp, const struct droce_hdrs *h,
 {
 	struct droce_ctx *ctx = qp->ctx;
 	struct droce_tx_frame f;
-	size_t hl = droce_build_hdrs(ctx->scratch, sizeof(ctx->scratch), h);
+	size_t hl = build_fast(qp, ctx->scratch, h);
 	if (!hl)
 		return -EINVAL;
 	size_t l3 = droce_build_l3_off(h);

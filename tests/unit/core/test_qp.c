@@ -10,6 +10,8 @@
 
 #include "core/core.h"
 #include "pair.h"
+#include "wire/build.h"
+#include "wire/opcode.h"
 
 struct fx {
 	struct tl_pair *l;
@@ -312,6 +314,52 @@ static void test_bad_lkey_completes_loc_prot(void **state)
 	bed_free(bd);
 }
 
+/* The per-QP fast header builder writes exactly what droce_build_hdrs writes. */
+static void test_fast_headers_equal(void **state)
+{
+	struct bed *bd = bed_new(DROCE_MTU_1024, 1, 2);
+	assert_non_null(bd);
+	struct droce_qp *qp = bd->s[0].qp;
+	const uint8_t ops[] = { DROCE_OP_RC_SEND_FIRST, DROCE_OP_RC_SEND_ONLY_WITH_IMMEDIATE,
+				DROCE_OP_RC_RDMA_WRITE_FIRST, DROCE_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
+				DROCE_OP_RC_RDMA_READ_REQUEST, DROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE,
+				DROCE_OP_RC_ACKNOWLEDGE, DROCE_OP_RC_ATOMIC_ACKNOWLEDGE,
+				DROCE_OP_RC_COMPARE_SWAP, DROCE_OP_CNP };
+	const uint32_t lens[] = { 0, 1, 3, 64, 1023, 1024 };
+	for (unsigned o = 0; o < sizeof(ops); o++)
+		for (unsigned l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+			struct droce_hdrs h = qp->tmpl;
+			h.bth.opcode = ops[o];
+			h.bth.psn = 0xABCDE0 + l;
+			h.bth.ack_req = l & 1;
+			h.bth.se = (l & 2) != 0;
+			h.bth.becn = ops[o] == DROCE_OP_CNP;
+			if (ops[o] == DROCE_OP_CNP)
+				h.net.ecn = 0;
+			h.ext.reth.va = 0x1122334455667788ull;
+			h.ext.reth.rkey = 0x12345678;
+			h.ext.reth.dma_len = 5000;
+			h.ext.atomic.va = 0x8877665544332211ull;
+			h.ext.atomic.rkey = 0x87654321;
+			h.ext.atomic.swap_add = 5;
+			h.ext.atomic.compare = 6;
+			h.ext.aeth.syndrome = 0x1F;
+			h.ext.aeth.msn = 0x123;
+			h.ext.atomic_ack = 99;
+			h.ext.imm = 0xCAFEBABE;
+			h.payload_len = (droce_opcode_info(ops[o])->flags & DROCE_OPF_PAYLOAD) ? lens[l] : 0;
+			uint8_t a[DROCE_HDR_SCRATCH], b[DROCE_HDR_SCRATCH];
+			memset(a, 0xAA, sizeof(a));
+			memset(b, 0xAA, sizeof(b));
+			size_t na = droce_qp_build_hdrs(qp, a, &h);
+			size_t nb = droce_build_hdrs(b, sizeof(b), &h);
+			assert_true(na > 0);
+			assert_int_equal(na, nb);
+			assert_memory_equal(a, b, na);
+		}
+	bed_free(bd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -320,6 +368,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_illegal_transitions_and_masks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_post_rules, setup, teardown),
 		cmocka_unit_test(test_bad_lkey_completes_loc_prot),
+		cmocka_unit_test(test_fast_headers_equal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
