@@ -409,6 +409,91 @@ static void test_retry_exhausted(void **state)
 	bed_free(bd);
 }
 
+static uint64_t lcg;
+static bool drop_random(struct tl_pair *p, int dir, const uint8_t *f, uint32_t len)
+{
+	lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+	return (lcg >> 33) % 100 < 3; /* 3 % loss both ways */
+}
+
+/* Several QP pairs on the same two contexts, all busy at once over a lossy
+ * link: the ready list, timers and QPN dispatch keep every connection apart. */
+static void test_many_qps_lossy(void **state)
+{
+	enum { NQ = 5, MSGS = 40, LEN = 3000 };
+	struct bed *bd = bed_new(DROCE_MTU_1024, 10, 20);
+	assert_non_null(bd);
+	struct droce_qp *qa[NQ], *qb[NQ];
+	qa[0] = bd->s[0].qp;
+	qb[0] = bd->s[1].qp;
+	for (int i = 1; i < NQ; i++) {
+		struct droce_qp_init_attr ia;
+		memset(&ia, 0, sizeof(ia));
+		ia.send_cq = bd->s[0].scq;
+		ia.recv_cq = bd->s[0].rcq;
+		qa[i] = droce_create_qp(bd->s[0].ctx, &ia);
+		ia.send_cq = bd->s[1].scq;
+		ia.recv_cq = bd->s[1].rcq;
+		qb[i] = droce_create_qp(bd->s[1].ctx, &ia);
+		assert_non_null(qa[i]);
+		assert_non_null(qb[i]);
+		bd->s[0].qp = qa[i];
+		bd->s[1].qp = qb[i];
+		unsigned acc = DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE;
+		assert_int_equal(bed_connect_qp(bd, 0, acc, 100u * i, 200u * i, 8, 7, 7), 0);
+		assert_int_equal(bed_connect_qp(bd, 1, acc, 200u * i, 100u * i, 8, 7, 7), 0);
+	}
+	uint8_t *src = malloc(NQ * LEN), *dst = calloc(NQ * MSGS, LEN);
+	for (unsigned i = 0; i < NQ * LEN; i++)
+		src[i] = (uint8_t)(i * 31 + 7);
+	struct droce_mr *ms = droce_reg_mr(bd->s[0].ctx, src, NQ * LEN, 0);
+	struct droce_mr *md = droce_reg_mr(bd->s[1].ctx, dst, (size_t)NQ * MSGS * LEN,
+					   DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE);
+	lcg = 42;
+	bd->link->drop = drop_random;
+	for (int m = 0; m < MSGS; m++)
+		for (int q = 0; q < NQ; q++) {
+			struct droce_sge sge = { (uintptr_t)(src + q * LEN), LEN, ms->lkey };
+			struct droce_send_wr wr, *bad;
+			memset(&wr, 0, sizeof(wr));
+			wr.wr_id = (uint64_t)q << 32 | (uint64_t)m;
+			wr.sg_list = &sge;
+			wr.num_sge = 1;
+			wr.opcode = DROCE_WR_RDMA_WRITE;
+			wr.send_flags = DROCE_SEND_SIGNALED;
+			wr.wr.rdma.remote_addr = (uintptr_t)(dst + ((size_t)q * MSGS + m) * LEN);
+			wr.wr.rdma.rkey = md->rkey;
+			assert_int_equal(droce_post_send(qa[q], &wr, &bad), 0);
+		}
+	bed_run(bd, 1000000, UINT64_MAX);
+	struct droce_wc wc[NQ * MSGS + 1];
+	assert_int_equal(droce_poll_cq(bd->s[0].scq, NQ * MSGS + 1, wc), NQ * MSGS);
+	int next[NQ] = { 0 };
+	for (int i = 0; i < NQ * MSGS; i++) {
+		assert_int_equal(wc[i].status, DROCE_WC_SUCCESS);
+		int q = (int)(wc[i].wr_id >> 32), m = (int)(wc[i].wr_id & 0xFFFFFFFF);
+		assert_int_equal(m, next[q]); /* in order per QP */
+		next[q]++;
+		assert_int_equal(wc[i].qp_num, droce_qp_num(qa[q]));
+	}
+	for (int q = 0; q < NQ; q++)
+		for (int m = 0; m < MSGS; m++)
+			assert_memory_equal(dst + ((size_t)q * MSGS + m) * LEN, src + q * LEN, LEN);
+	assert_true(bd->link->dropped > 10);
+	bd->link->drop = NULL;
+	droce_dereg_mr(ms);
+	droce_dereg_mr(md);
+	for (int i = 1; i < NQ; i++) {
+		droce_destroy_qp(qa[i]);
+		droce_destroy_qp(qb[i]);
+	}
+	bd->s[0].qp = qa[0];
+	bd->s[1].qp = qb[0];
+	free(src);
+	free(dst);
+	bed_free(bd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -422,6 +507,7 @@ int main(void)
 		cmocka_unit_test(test_rnr_exhausted),
 		cmocka_unit_test(test_remote_access_error),
 		cmocka_unit_test(test_retry_exhausted),
+		cmocka_unit_test(test_many_qps_lossy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
