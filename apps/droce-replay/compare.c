@@ -43,8 +43,8 @@ static bool is_pos_ack(const struct item *i)
  * Coalescing (IBTA 9.7.5.1.1: one ACK may acknowledge every packet before
  * it): a positive ACK followed by another ACKNOWLEDGE frame for the same QP
  * (ACK, RNR NAK or NAK, each of which acknowledges the PSNs before its own),
- * with no other frame for that QP in between, carries nothing the later one
- * does not. Drop it. NAKs themselves are never dropped.
+ * with no other response for that QP in between, carries nothing the later
+ * one does not. Drop it. NAKs themselves are never dropped.
  */
 static void coalesce(struct list *l)
 {
@@ -68,7 +68,9 @@ static void coalesce(struct list *l)
 			if (is_pos_ack(i))
 				i->dropped = st[s].later_ack;
 			st[s].later_ack = true;
-		} else {
+		} else if (i->p.op->flags & DROCE_OPF_RESP) {
+			/* a READ response or atomic ACK ends the run; the side's
+			 * own requests belong to the other direction */
 			st[s].later_ack = false;
 		}
 	}
@@ -294,12 +296,15 @@ static void print_item(FILE *out, const char *tag, const char *who, const struct
 }
 
 /*
- * A stream: the frames to one destination QP (address and QPN), CNPs apart.
- * IBTA orders packets per QP only (9.5); how droce interleaves its QPs is
- * scheduling, so each QP's stream is compared on its own.
+ * A stream: the requests, or the responses, to one destination QP (address
+ * and QPN), CNPs apart. IBTA orders packets per QP and direction only (9.5:
+ * a QP's requester and responder are independent, each with its own PSN
+ * space); how droce interleaves its QPs, or its answers with its own
+ * requests, is scheduling, so each stream is compared on its own.
  */
 struct key {
 	bool cnp;
+	bool req;
 	uint32_t dqpn;
 	uint8_t ip[16];
 };
@@ -308,6 +313,7 @@ static void key_of(const struct item *i, struct key *k)
 {
 	memset(k, 0, sizeof(*k));
 	k->cnp = is_cnp(i);
+	k->req = i->p.op && (i->p.op->flags & DROCE_OPF_REQ);
 	k->dqpn = i->p.h.bth.dqpn;
 	memcpy(k->ip, i->p.h.net.dst_ip, 16);
 }

@@ -31,8 +31,9 @@ struct droce_rp_sent {
  * may be absent on either side: only the last of each such run of
  * ACKNOWLEDGE frames, and every NAK, is compared in order; and an ACK droce
  * sent for a PSN the capture also ACKs must say the same (syndrome, MSN).
- * Frames are compared in order per destination QP (address and QPN), CNPs
- * as a stream of their own: IBTA orders packets per QP, and when a CNP goes
+ * Frames are compared in order per destination QP (address and QPN) and
+ * direction (requests, responses), CNPs as a stream of their own: IBTA
+ * orders packets per QP and direction, and when a CNP goes
  * out relative to the ACKs is a rate decision, not a protocol one.
  * @return the number of differences (0: match).
  */

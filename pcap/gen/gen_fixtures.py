@@ -622,6 +622,32 @@ def req_psn_wrap():
     return c
 
 
+@case
+def bidir():
+    c = Case('bidir', 'both roles on one QP: the peer SENDs while droce WRITEs and READs; two PSN spaces, interleaved')
+    src = data(64, 41)
+    mem = data(128, 42)
+    c.qp(sq=1000, rq=500)
+    req_regions(c, src)
+    c.s('mr rq addr=0x30000000 len=256 access=lw')
+    c.s('recv q wr=1 mr=rq off=0 len=32')
+    a = data(32, 43)
+    post(c, 2, 'write', 0, 64, extra=' raddr=%#x rkey=%#x' % (PADDR, PKEY_PEER))
+    c.own('WRITE_ONLY', 1000, payload=src, reth=(PADDR, PKEY_PEER, 64), ackreq=True)
+    c.peer('SEND_ONLY', 500, payload=a, ackreq=True, dt=2000)
+    c.own('ACK', 500, aeth=(ack(), 1))
+    c.peer('ACK', 1000, aeth=(ack(), 1))
+    post(c, 3, 'read', 0, 128, mr='dst', extra=' raddr=%#x rkey=%#x' % (PADDR + 64, PKEY_PEER))
+    c.own('READ_REQ', 1001, reth=(PADDR + 64, PKEY_PEER, 128), ackreq=True)
+    c.peer('READ_RESP_ONLY', 1001, payload=mem, aeth=(ack(), 2))
+    c.s('expect-mem rq 0 %s' % hexs(a))
+    c.s('expect-mem dst 0 %s' % hexs(mem))
+    c.s('expect-wc q recv wr=1 status=SUCCESS opcode=recv len=32')
+    c.s('expect-wc q send wr=2 status=SUCCESS opcode=write')
+    c.s('expect-wc q send wr=3 status=SUCCESS opcode=read')
+    return c
+
+
 def main():
     names = []
     for fn in CASES:

@@ -252,15 +252,24 @@ static void test_compare_coalescing(void **state)
 	fx_got(&fx, DROCE_OP_RC_ACKNOWLEDGE, 2, 1, DROCE_AETH_NAK, 1000, 64);
 	fx_got(&fx, DROCE_OP_RC_ACKNOWLEDGE, 3, 3, DROCE_AETH_ACK, 1000, 64);
 	assert_int_equal(droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL), 2);
-	/* A request between ACKs ends the run: the ACK before it counts. */
+	/* Another response between ACKs ends the run: the ACK before it counts. */
 	fx.ngot = 0;
 	fx.cap.n = 0;
 	fx_expect(&fx, DROCE_OP_RC_ACKNOWLEDGE, 1, 1, DROCE_AETH_ACK);
-	fx_expect(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, 9, 0, 0);
+	fx_expect(&fx, DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, 2, 2, DROCE_AETH_ACK);
 	fx_expect(&fx, DROCE_OP_RC_ACKNOWLEDGE, 3, 3, DROCE_AETH_ACK);
-	fx_got(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, 9, 0, 0, 1000, 64);
+	fx_got(&fx, DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, 2, 2, DROCE_AETH_ACK, 1000, 64);
 	fx_got(&fx, DROCE_OP_RC_ACKNOWLEDGE, 3, 3, DROCE_AETH_ACK, 1000, 64);
 	assert_true(droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL) > 0);
+	/* The side's own requests do not: they are the other direction. */
+	fx.ngot = 0;
+	fx.cap.n = 0;
+	fx_expect(&fx, DROCE_OP_RC_ACKNOWLEDGE, 1, 1, DROCE_AETH_ACK);
+	fx_expect(&fx, DROCE_OP_RC_ACKNOWLEDGE, 3, 3, DROCE_AETH_ACK);
+	fx_got(&fx, DROCE_OP_RC_ACKNOWLEDGE, 1, 1, DROCE_AETH_ACK, 1000, 64);
+	fx_got(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, 9, 0, 0, 1000, 64);
+	fx_got(&fx, DROCE_OP_RC_ACKNOWLEDGE, 3, 3, DROCE_AETH_ACK, 1000, 64);
+	assert_int_equal(droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL), 1); /* the extra WRITE */
 	droce_rp_scenario_free(fx.s);
 }
 
