@@ -608,3 +608,42 @@ int pair_inject(struct pair *p, int from, const struct droce_hdrs *h, const void
 	assert_true(len > 0);
 	return pair_inject_raw(p, from, buf, (uint32_t)len);
 }
+
+/* ------------------------------------------------------------- runner -- */
+
+static bool listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *s = list; s && *s;) {
+		const char *e = strchr(s, ',');
+		size_t len = e ? (size_t)(e - s) : strlen(s);
+		if (len == n && !strncmp(s, name, n))
+			return true;
+		s = e ? e + 1 : NULL;
+	}
+	return false;
+}
+
+int droce_test_run(const char *group, const struct CMUnitTest *tests, size_t n)
+{
+	const char *only = getenv("DROCE_TEST_ONLY"), *skip = getenv("DROCE_TEST_SKIP");
+	struct CMUnitTest *sel = calloc(n ? n : 1, sizeof(*sel));
+	size_t k = 0;
+	int rc;
+
+	if (!sel)
+		return 1;
+	for (size_t i = 0; i < n; i++) {
+		if (only && *only && !listed(only, tests[i].name))
+			continue;
+		if (skip && listed(skip, tests[i].name))
+			continue;
+		sel[k++] = tests[i];
+	}
+	if (k < n)
+		fprintf(stderr, "%s: running %zu of %zu tests (DROCE_TEST_ONLY/DROCE_TEST_SKIP)\n",
+			group, k, n);
+	rc = k ? _cmocka_run_group_tests(group, sel, k, NULL, NULL) : 0;
+	free(sel);
+	return rc;
+}

@@ -463,6 +463,200 @@ static void test_cq_overflow(void **state)
 	assert_int_equal(droce_destroy_cq(cq), 0);
 }
 
+
+/* ------------------------------------------------- flush and locals -- */
+
+/* Moving to ERR flushes every outstanding send and receive WR, in order, with its wr_id (10.3.1, 11.4.2.1). */
+static void test_modify_to_err_flushes(void **state)
+{
+	struct fx *f = *state;
+	struct pair *p = &f->p;
+	struct droce_wc wc[16];
+	struct droce_qp_attr at = {.qp_state = DROCE_QPS_ERR};
+
+	for (uint64_t i = 0; i < 3; i++)
+		assert_int_equal(post_recv_buf(f->c.qp[SIDE_A], 100 + i, f->amr, 8192, 64), 0);
+	for (uint64_t i = 0; i < 5; i++)
+		assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, i, f->amr, 0, 64,
+					   f->rb, f->bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	assert_int_equal(droce_modify_qp(f->c.qp[SIDE_A], &at, DROCE_QP_STATE), 0);
+	assert_int_equal(pair_wait(p, f->c.scq[SIDE_A], 5, wc, 1000000000ull), 5);
+	for (int i = 0; i < 5; i++) {
+		assert_true(wc[i].wr_id == (uint64_t)i);
+		assert_int_equal(wc[i].status, DROCE_WC_WR_FLUSH_ERR);
+		assert_int_equal(wc[i].qp_num, f->c.qpn[SIDE_A]);
+	}
+	assert_int_equal(pair_wait(p, f->c.rcq[SIDE_A], 3, wc, 1000000ull), 3);
+	for (int i = 0; i < 3; i++) {
+		assert_true(wc[i].wr_id == 100 + (uint64_t)i);
+		assert_int_equal(wc[i].status, DROCE_WC_WR_FLUSH_ERR);
+	}
+	pair_run(p, 1000000000ull);
+	assert_int_equal(cq_drain(f->c.scq[SIDE_A], wc, 16), 0);
+	assert_int_equal(rec_count(p, 0, A_TO_B, -1), 0); /* nothing left once in ERR */
+}
+
+/* A failing WR completes even when unsignaled (errors always complete, 10.8.3). */
+static void test_unsignaled_error_completes(void **state)
+{
+	struct fx *f = *state;
+	struct pair *p = &f->p;
+	struct droce_wc wc[4];
+
+	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, 7, f->amr, 0, 64, f->rb,
+				   f->bmr->rkey ^ 0x40u, 0, 0), 0);
+	assert_int_equal(pair_wait(p, f->c.scq[SIDE_A], 1, wc, 10ull * 1000 * 1000 * 1000), 1);
+	assert_true(wc[0].wr_id == 7);
+	assert_int_equal(wc[0].status, DROCE_WC_REM_ACCESS_ERR);
+	expect_untouched(f->b, BUF, 0xBB);
+}
+
+/* A bad lkey is not a post error: the WR completes with LOC_PROT_ERR and nothing reaches the wire. */
+static void test_bad_lkey(void **state)
+{
+	struct fx *f = *state;
+	struct pair *p = &f->p;
+	struct droce_sge sge = {(uint64_t)(uintptr_t)f->a, 64, f->amr->lkey ^ 0x1234u};
+	struct droce_send_wr wr = {.wr_id = 3, .sg_list = &sge, .num_sge = 1,
+				   .opcode = DROCE_WR_RDMA_WRITE, .send_flags = DROCE_SEND_SIGNALED};
+	struct droce_send_wr *bad = NULL;
+	struct droce_wc wc[2];
+
+	wr.wr.rdma.remote_addr = f->rb;
+	wr.wr.rdma.rkey = f->bmr->rkey;
+	assert_int_equal(droce_post_send(f->c.qp[SIDE_A], &wr, &bad), 0);
+	assert_int_equal(pair_wait(p, f->c.scq[SIDE_A], 1, wc, 1000000000ull), 1);
+	assert_true(wc[0].wr_id == 3);
+	assert_int_equal(wc[0].status, DROCE_WC_LOC_PROT_ERR);
+	pair_run(p, 1000000000ull);
+	assert_int_equal(rec_count(p, 0, A_TO_B, DROCE_OP_RC_RDMA_WRITE_ONLY), 0);
+	expect_untouched(f->b, BUF, 0xBB);
+}
+
+/* An SGE running past the end of its MR: LOC_PROT_ERR, nothing sent. */
+static void test_sge_past_mr(void **state)
+{
+	struct fx *f = *state;
+	struct pair *p = &f->p;
+	struct droce_wc wc[2];
+
+	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, 4, f->amr, BUF - 10, 64,
+				   f->rb, f->bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	assert_int_equal(pair_wait(p, f->c.scq[SIDE_A], 1, wc, 1000000000ull), 1);
+	assert_true(wc[0].wr_id == 4);
+	assert_int_equal(wc[0].status, DROCE_WC_LOC_PROT_ERR);
+	pair_run(p, 1000000000ull);
+	assert_int_equal(rec_count(p, 0, A_TO_B, -1), 0);
+	expect_untouched(f->b, BUF, 0xBB);
+}
+
+/* Post-time checks of droce_post_send (include/droce/verbs.h). */
+static void test_post_send_rejects(void **state)
+{
+	struct fx *f = *state;
+	struct droce_sge sge[8];
+	struct droce_send_wr wr, *bad = NULL;
+	uint8_t big[512];
+
+	for (int i = 0; i < 8; i++)
+		sge[i] = (struct droce_sge){(uint64_t)(uintptr_t)f->a + i * 8, 8, f->amr->lkey};
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 1;
+	wr.sg_list = sge;
+	wr.opcode = DROCE_WR_RDMA_WRITE;
+	wr.wr.rdma.remote_addr = f->rb;
+	wr.wr.rdma.rkey = f->bmr->rkey;
+	/* more SGEs than max_send_sge (4) */
+	wr.num_sge = 5;
+	assert_int_equal(droce_post_send(f->c.qp[SIDE_A], &wr, &bad), -EINVAL);
+	assert_ptr_equal(bad, &wr);
+	/* inline longer than max_inline_data (64) */
+	struct droce_sge ib = {(uint64_t)(uintptr_t)big, sizeof(big), 0};
+	wr.sg_list = &ib;
+	wr.num_sge = 1;
+	wr.send_flags = DROCE_SEND_INLINE;
+	assert_int_equal(droce_post_send(f->c.qp[SIDE_A], &wr, &bad), -EINVAL);
+	/* atomic: length not 8, remote address not 8-byte aligned */
+	memset(&wr, 0, sizeof(wr));
+	wr.sg_list = sge;
+	wr.num_sge = 1;
+	wr.opcode = DROCE_WR_ATOMIC_FETCH_AND_ADD;
+	wr.wr.atomic.rkey = f->bmr->rkey;
+	wr.wr.atomic.remote_addr = f->rb + 4;
+	assert_int_equal(droce_post_send(f->c.qp[SIDE_A], &wr, &bad), -EINVAL);
+	wr.wr.atomic.remote_addr = f->rb;
+	sge[0].length = 4;
+	assert_int_equal(droce_post_send(f->c.qp[SIDE_A], &wr, &bad), -EINVAL);
+	/* a bad opcode */
+	sge[0].length = 8;
+	wr.opcode = (enum droce_wr_opcode)99;
+	assert_int_equal(droce_post_send(f->c.qp[SIDE_A], &wr, &bad), -EINVAL);
+	/* a full send queue: -ENOMEM at the WR that did not fit */
+	struct droce_send_wr *chain = calloc(300, sizeof(*chain));
+	for (int i = 0; i < 300; i++) {
+		chain[i].wr_id = (uint64_t)i;
+		chain[i].sg_list = sge;
+		chain[i].num_sge = 1;
+		chain[i].opcode = DROCE_WR_RDMA_WRITE;
+		chain[i].wr.rdma.remote_addr = f->rb;
+		chain[i].wr.rdma.rkey = f->bmr->rkey;
+		chain[i].next = i < 299 ? &chain[i + 1] : NULL;
+	}
+	bad = NULL;
+	assert_int_equal(droce_post_send(f->c.qp[SIDE_A], chain, &bad), -ENOMEM);
+	assert_ptr_equal(bad, &chain[256]); /* max_send_wr 256 */
+	free(chain);
+	/* nothing refused reached the wire; the 256 accepted WRITEs did */
+	pair_run(&f->p, 1000000000ull);
+	assert_int_equal(rec_count(&f->p, 0, A_TO_B, DROCE_OP_RC_RDMA_WRITE_ONLY), 256);
+}
+
+/* Destroying a QP with work outstanding: no completions; the peer's packets for it are dropped. */
+static void test_destroy_qp_outstanding(void **state)
+{
+	struct fx *f = *state;
+	struct pair *p = &f->p;
+	struct droce_wc wc[4];
+
+	pair_rule(p, A_TO_B, DROCE_IMPAIR_DROP, -1, -1, 0);
+	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, 1, f->amr, 0, 64, f->rb,
+				   f->bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	pair_step(p);
+	/* destroy B's QP: A's packets to it are dropped as UNKNOWN_QPN once the link works */
+	assert_int_equal(droce_destroy_qp(f->c.qp[SIDE_B]), 0);
+	for (unsigned i = 0; i < p->nqps; i++)
+		if (p->qps[i] == f->c.qp[SIDE_B])
+			p->qps[i] = p->qps[--p->nqps];
+	droce_impair_clear_rules(p->imp[A_TO_B]);
+	assert_int_equal(pair_wait(p, f->c.scq[SIDE_A], 1, wc, 10ull * 1000 * 1000 * 1000), 1);
+	assert_int_equal(wc[0].status, DROCE_WC_RETRY_EXC_ERR);
+	assert_true(ctx_drops(p, SIDE_B, "UNKNOWN_QPN") >= 1);
+	expect_untouched(f->b, BUF, 0xBB);
+}
+
+/* A QP destroyed with a WR in flight: the WR never completes (verbs.h: dropped without completions). */
+static void test_destroy_qp_in_flight(void **state)
+{
+	struct fx *f = *state;
+	struct pair *p = &f->p;
+	struct droce_wc wc[4];
+
+	pair_rule(p, A_TO_B, DROCE_IMPAIR_DROP, -1, -1, 0);
+	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, 1, f->amr, 0, 64, f->rb,
+				   f->bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	pair_step(p);
+	assert_int_equal(rec_count(p, 0, A_TO_B, DROCE_OP_RC_RDMA_WRITE_ONLY), 1);
+	assert_int_equal(droce_destroy_qp(f->c.qp[SIDE_A]), 0);
+	for (unsigned i = 0; i < p->nqps; i++)
+		if (p->qps[i] == f->c.qp[SIDE_A])
+			p->qps[i] = p->qps[--p->nqps];
+	pair_run(p, 10ull * 1000 * 1000 * 1000);
+	assert_int_equal(cq_drain(f->c.scq[SIDE_A], wc, 4), 0);
+	/* no timer of the dead QP keeps firing: nothing more was sent */
+	assert_int_equal(rec_count(p, 0, A_TO_B, -1), 1);
+	assert_int_equal(droce_ctx_next_deadline(p->ctx[SIDE_A]), UINT64_MAX);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -485,6 +679,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_receive_in_init, setup_reset, teardown),
 		cmocka_unit_test_setup_teardown(test_illegal_transitions, setup_reset, teardown),
 		T(test_cq_overflow),
+		T(test_modify_to_err_flushes),
+		T(test_unsignaled_error_completes),
+		T(test_bad_lkey),
+		T(test_sge_past_mr),
+		T(test_post_send_rejects),
+		cmocka_unit_test_setup_teardown(test_destroy_qp_outstanding, setup_retry2, teardown),
+		T(test_destroy_qp_in_flight),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return droce_test_run(__FILE__, tests, sizeof(tests) / sizeof(tests[0]));
 }

@@ -505,5 +505,5 @@ int main(void)
 		T(test_bad_icrc_and_truncated),
 		T(test_ghost_responses_ignored),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return droce_test_run(__FILE__, tests, sizeof(tests) / sizeof(tests[0]));
 }

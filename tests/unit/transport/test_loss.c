@@ -513,5 +513,5 @@ int main(void)
 		T(test_duplicate_send_consumes_once),
 		T(test_big_write_lost_first),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return droce_test_run(__FILE__, tests, sizeof(tests) / sizeof(tests[0]));
 }

@@ -467,5 +467,5 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mixed_sequence, setup_v6, teardown),
 		cmocka_unit_test_setup_teardown(test_atomics, setup_v6, teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return droce_test_run(__FILE__, tests, sizeof(tests) / sizeof(tests[0]));
 }

@@ -287,5 +287,5 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_two_gaps_two_naks, setup_plain, teardown),
 		cmocka_unit_test_setup_teardown(test_send_psn_sequence_many, setup_wrap, teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return droce_test_run(__FILE__, tests, sizeof(tests) / sizeof(tests[0]));
 }

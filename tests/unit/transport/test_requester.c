@@ -307,6 +307,76 @@ static void test_rnr_count_resets_per_message(void **state)
 	fx_free(f);
 }
 
+
+/* A link that refuses frames (-ENOBUFS, link.h) slows the requester down but loses nothing. */
+static void test_link_backpressure(void **state)
+{
+	struct conn_opts o;
+	struct pair_opts po = {{0, 0}, {NULL, NULL}, 8, 4}; /* 8 frames per direction */
+	struct fx *f = calloc(1, sizeof(*f));
+	struct droce_ctx_stats cs;
+	struct droce_memlink_stats ms;
+
+	pair_init(&f->p, &po);
+	conn_opts_default(&o);
+	f->o = o;
+	pair_connect(&f->p, &f->c, &f->o);
+	f->amr = pair_mr(&f->p, SIDE_A, BUF, f->o.access, 0xAA);
+	f->bmr = pair_mr(&f->p, SIDE_B, BUF, f->o.access, 0xBB);
+	f->a = f->amr->addr;
+	f->b = f->bmr->addr;
+	f->rb = (uint64_t)(uintptr_t)f->b;
+	f->P = f->o.sq_psn[SIDE_A];
+	fill_pattern(f->a, BUF, 6);
+	fill_pattern(f->b + BUF / 2, BUF / 2, 7);
+	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, 0, f->amr, 0, BUF / 2, f->rb,
+				   f->bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_READ, 1, f->amr, BUF / 2, BUF / 2,
+				   f->rb + BUF / 2, f->bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	wait_all_ok(f, 2);
+	assert_int_equal(check_pattern(f->b, BUF / 2, 6), -1);
+	assert_int_equal(check_pattern(f->a + BUF / 2, BUF / 2, 7), -1);
+	assert_int_equal(droce_memlink_get_stats(f->p.ml, DROCE_MEMLINK_0_TO_1, &ms), 0);
+	assert_true(ms.tx_nobufs > 0);   /* the link did push back */
+	assert_int_equal(droce_ctx_get_stats(f->p.ctx[SIDE_A], &cs), 0);
+	assert_true(cs.tx_busy > 0);     /* and the context counted it */
+	/* every PSN sent once: a refused frame is not a lost frame */
+	assert_int_equal(qp_stats(f->c.qp[SIDE_A]).retrans_pkts, 0);
+	assert_int_equal(rec_count(&f->p, 0, A_TO_B, -1), BUF / 2 / 1024 + 1);
+	assert_int_equal(rec_count(&f->p, 0, B_TO_A, DROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE),
+			 BUF / 2 / 1024 - 2);
+	fx_free(f);
+}
+
+/* The responder acknowledges at least every DROCE_DEFAULT_ACK_COALESCE packets (params.h). */
+static void test_ack_coalescing_bound(void **state)
+{
+	struct conn_opts o;
+	conn_opts_default(&o);
+	struct fx *f = fx_new(&o);
+	struct pair *p = &f->p;
+	uint32_t prev = PSN(f->P - 1);
+
+	fill_pattern(f->a, BUF, 8);
+	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, 0, f->amr, 0, BUF, f->rb,
+				   f->bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	wait_all_ok(f, 1);
+	for (unsigned i = 0; i < p->nrec; i++) {
+		const struct pkt_rec *r = &p->rec[i];
+		if (r->dir != B_TO_A)
+			continue;
+		assert_true(syn_is_ack(r->syndrome));
+		if (psn_diff(r->psn, prev) > DROCE_DEFAULT_ACK_COALESCE) {
+			rec_dump(p, i > 20 ? i - 20 : 0);
+			fail_msg("one ACK covers %u packets, more than %u", psn_diff(r->psn, prev),
+				 DROCE_DEFAULT_ACK_COALESCE);
+		}
+		prev = r->psn;
+	}
+	assert_int_equal(prev, PSN(f->P + BUF / 1024 - 1));
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +388,8 @@ int main(void)
 		cmocka_unit_test(test_timeout_value),
 		cmocka_unit_test(test_retry_count_resets_on_progress),
 		cmocka_unit_test(test_rnr_count_resets_per_message),
+		cmocka_unit_test(test_link_backpressure),
+		cmocka_unit_test(test_ack_coalescing_bound),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return droce_test_run(__FILE__, tests, sizeof(tests) / sizeof(tests[0]));
 }

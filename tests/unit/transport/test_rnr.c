@@ -240,5 +240,5 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rnr_retry_zero, setup0, teardown),
 		cmocka_unit_test_setup_teardown(test_rnr_infinite, setup7, teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return droce_test_run(__FILE__, tests, sizeof(tests) / sizeof(tests[0]));
 }

@@ -485,5 +485,5 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_soak),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return droce_test_run(__FILE__, tests, sizeof(tests) / sizeof(tests[0]));
 }
