@@ -427,6 +427,51 @@ static void test_derive_refuses(void **state)
 	assert_int_equal(rc, 0);
 }
 
+/* Refusals on captures built in memory: UC, a silent side, RoCEv1. */
+static int derive_one(uint8_t opcode, bool v1, bool from_side, char *err, size_t errlen)
+{
+	uint8_t buf[256];
+	struct droce_hdrs h;
+	memset(&h, 0, sizeof(h));
+	h.net.ip_version = v1 ? 6 : 4;
+	h.net.rocev1 = v1;
+	const uint8_t a[16] = { 10, 0, 0, 1 }, b[16] = { 10, 0, 0, 2 };
+	memcpy(h.net.src_ip, from_side ? a : b, 16);
+	memcpy(h.net.dst_ip, from_side ? b : a, 16);
+	if (v1) {
+		memset(h.net.src_ip, 0, 16);
+		memset(h.net.dst_ip, 0, 16);
+		h.net.src_ip[15] = 1;
+		h.net.dst_ip[15] = 2;
+	}
+	h.bth.opcode = opcode;
+	h.bth.pkey = 0xFFFF;
+	h.bth.dqpn = 0x34;
+	h.payload_len = 4;
+	struct droce_rp_frame f = { .num = 1, .t_ns = 0, .data = buf };
+	f.len = f.orig_len = (uint32_t)droce_build_frame(buf, sizeof(buf), &h, "abcd");
+	assert_true(f.len > 0);
+	struct droce_rp_capture cap = { .f = &f, .n = 1, .linktype = 1 };
+	FILE *null = fopen("/dev/null", "w");
+	assert_non_null(null);
+	int r = droce_rp_derive(&cap, "mem", v1 ? "::1" : "10.0.0.1", null, err, errlen);
+	fclose(null);
+	return r;
+}
+
+static void test_derive_refuses_unsupported(void **state)
+{
+	(void)state;
+	char err[512];
+	assert_int_equal(derive_one(DROCE_OP_UC_SEND_ONLY, false, true, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "unsupported opcode UC_SEND_ONLY"));
+	assert_int_equal(derive_one(DROCE_OP_RC_SEND_ONLY, false, false, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "sends no RC frames"));
+	assert_int_equal(derive_one(DROCE_OP_RC_SEND_ONLY, true, true, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "RoCEv1"));
+	assert_int_equal(derive_one(DROCE_OP_RC_SEND_ONLY, false, true, err, sizeof(err)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -439,6 +484,7 @@ int main(void)
 		cmocka_unit_test(test_derive_responder),
 		cmocka_unit_test(test_derive_requester),
 		cmocka_unit_test(test_derive_refuses),
+		cmocka_unit_test(test_derive_refuses_unsupported),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
