@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Generate the droce-replay scenario corpus in pcap/: for each case one
 capture (CASE.pcap: the peer's frames and what droce must answer) and one
-scenario (CASE.scn). Run from anywhere:  /usr/bin/python3 pcap/gen/gen_fixtures.py
+scenario (CASE.scn). Run from anywhere:  /usr/bin/python3 pcap/gen/gen_fixtures.py [OUTDIR]
+(OUTDIR defaults to pcap/; the pcap suite regenerates into a scratch
+directory and checks the committed fixtures are what this script writes).
 
 Each case is a conversation between droce (10.0.0.1, QPN 0x12) and a peer
 (10.0.0.2, QPN 0x34), written the way IBTA vol 1 chapter 9 says the droce
@@ -649,6 +651,10 @@ def bidir():
 
 
 def main():
+    global OUT
+    if len(sys.argv) > 1:
+        OUT = sys.argv[1]
+        os.makedirs(OUT, exist_ok=True)
     names = []
     for fn in CASES:
         c = fn()
