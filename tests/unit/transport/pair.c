@@ -38,6 +38,11 @@ static void tap(void *arg, enum droce_memlink_dir dir, const uint8_t *frame, uin
 	memset(&pkt, 0, sizeof(pkt));
 	r->pr = droce_parse(frame, len, &pkt, 0);
 	r->ip_version = pkt.h.net.ip_version;
+	r->dscp = pkt.h.net.dscp;
+	r->ecn = pkt.h.net.ecn;
+	r->ttl = pkt.h.net.ttl;
+	r->sport = pkt.h.net.sport;
+	r->dport = pkt.h.net.dport;
 	r->opcode = pkt.h.bth.opcode;
 	r->ackreq = pkt.h.bth.ack_req;
 	r->se = pkt.h.bth.se;
@@ -159,6 +164,13 @@ void pair_init(struct pair *p, const struct pair_opts *o)
 
 void pair_fini(struct pair *p)
 {
+	/* Whatever the engines put on the wire is a well-formed RoCEv2 frame with a good ICRC. */
+	for (unsigned i = 0; i < p->nrec && !p->allow_bad_frames; i++)
+		if (p->rec[i].pr != DROCE_PARSE_OK) {
+			rec_dump(p, i > 5 ? i - 5 : 0);
+			fail_msg("frame #%u on the wire does not parse: %s", i,
+				 droce_parse_result_name(p->rec[i].pr));
+		}
 	/*
 	 * Tear down as a verbs user would (QPs, then CQs, then the context)
 	 * rather than leaning on droce_ctx_destroy() to do it.
@@ -250,6 +262,7 @@ int conn_modify(struct pair *p, struct conn *c, int s, enum droce_qp_state to,
 		at.ah_attr.dst_mac[5] = (uint8_t)(1 + peer);
 		at.ah_attr.dscp = DROCE_DEFAULT_DSCP;
 		at.ah_attr.ttl = DROCE_DEFAULT_TTL;
+		at.ah_attr.udp_sport = o->udp_sport;
 		at.path_mtu = o->mtu;
 		at.dest_qp_num = c->qpn[peer];
 		at.rq_psn = o->sq_psn[peer];

@@ -37,6 +37,8 @@ struct pkt_rec {
 	enum droce_parse_result pr;    /**< parse of the bytes as sent */
 	uint64_t now;                  /**< virtual time it was sent */
 	uint8_t ip_version;
+	uint8_t dscp, ecn, ttl;
+	uint16_t sport, dport;
 	uint8_t opcode;
 	bool ackreq, se;
 	uint32_t psn, dqpn;
@@ -58,6 +60,7 @@ struct pair {
 	unsigned nrec, caprec;
 	bool record;                   /**< tap on (default) */
 	uint8_t ip_version;            /**< 4 (10.0.0.1, 10.0.0.2) or 6 (fd00::1, fd00::2) */
+	bool allow_bad_frames;         /**< pair_fini() otherwise asserts every frame sent parsed (ICRC included) */
 	uint64_t max_iters;            /**< poll iterations one run may take before it fails */
 	void *bufs[64];                /**< memory behind pair_mr(), freed by pair_fini() */
 	unsigned nbufs;
@@ -98,6 +101,7 @@ struct conn_opts {
 	unsigned cq_depth;
 	uint32_t max_send_wr, max_recv_wr, max_sge;
 	int sq_sig_all;
+	uint16_t udp_sport;            /**< AV UDP source port, 0: the engine derives one */
 };
 
 /** Defaults: MTU 1024, PSNs 0x100 / 0x800, timeout 14, retry 7, rnr_retry 7, min_rnr_timer 1, all access. */

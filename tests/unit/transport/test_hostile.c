@@ -56,6 +56,7 @@ static int setup(void **state)
 	f->rb = (uint64_t)(uintptr_t)f->b;
 	f->E = f->o.sq_psn[SIDE_A];
 	f->bqpn = f->c.qpn[SIDE_B];
+	f->p.allow_bad_frames = true; /* the tests inject broken frames */
 	fill_pattern(f->payload, sizeof(f->payload), 99);
 	*state = f;
 	return 0;

@@ -445,6 +445,85 @@ static void test_pipelined_in_order(void **state)
 	assert_int_equal(rec_count(p, 0, B_TO_A, DROCE_OP_RC_RDMA_READ_RESPONSE_FIRST), 10);
 }
 
+
+/* SE (IBTA 9.2.3) on the last packet of a solicited SEND only. */
+static void test_solicited(void **state)
+{
+	struct fx *f = *state;
+	struct pair *p = &f->p;
+	struct droce_wc wc[4];
+
+	for (uint64_t i = 0; i < 2; i++)
+		assert_int_equal(post_recv_buf(f->c.qp[SIDE_B], i, f->bmr, i * 8192, 8192), 0);
+	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_SEND, 0, f->amr, 0, 2500, 0, 0,
+				   DROCE_SEND_SIGNALED | DROCE_SEND_SOLICITED, 0), 0);
+	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_SEND, 1, f->amr, 0, 10, 0, 0,
+				   DROCE_SEND_SIGNALED, 0), 0);
+	assert_int_equal(pair_wait(p, f->c.scq[SIDE_A], 2, wc, 1000000000ull), 2);
+	unsigned idx[8], n = rec_dir(p, 0, A_TO_B, idx, 8);
+	assert_int_equal(n, 4);
+	assert_false(p->rec[idx[0]].se);
+	assert_false(p->rec[idx[1]].se);
+	assert_true(p->rec[idx[2]].se);   /* SEND_LAST of the solicited SEND */
+	assert_false(p->rec[idx[3]].se);  /* SEND_ONLY, not solicited */
+}
+
+/* Network headers: UDP to 4791 (A17.4.3), one source port per QP (A17.5.1.1: no reordering
+ * across ECMP paths), the AV's DSCP and TTL, ECN-capable or not marked. */
+static void test_headers(void **state)
+{
+	struct fx *f = *state;
+	struct pair *p = &f->p;
+	struct droce_wc wc[4];
+
+	fill_pattern(f->amr->addr, 5000, 1);
+	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, 0, f->amr, 0, 5000,
+				   (uint64_t)(uintptr_t)f->bmr->addr, f->bmr->rkey,
+				   DROCE_SEND_SIGNALED, 0), 0);
+	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_READ, 1, f->amr, 8192, 5000,
+				   (uint64_t)(uintptr_t)f->bmr->addr, f->bmr->rkey,
+				   DROCE_SEND_SIGNALED, 0), 0);
+	assert_int_equal(pair_wait(p, f->c.scq[SIDE_A], 2, wc, 1000000000ull), 2);
+	pair_run(p, 1000000000ull);
+	uint16_t sport[2] = {0, 0};
+	for (unsigned i = 0; i < p->nrec; i++) {
+		const struct pkt_rec *r = &p->rec[i];
+		assert_int_equal(r->dport, 4791);
+		assert_int_equal(r->dscp, DROCE_DEFAULT_DSCP);
+		assert_int_equal(r->ttl, DROCE_DEFAULT_TTL);
+		assert_int_not_equal(r->ecn, 3); /* nobody marked CE here */
+		if (!sport[r->dir])
+			sport[r->dir] = r->sport;
+		if (r->sport != sport[r->dir])
+			fail_msg("QP of direction %u changed its UDP source port %04x -> %04x", r->dir,
+				 sport[r->dir], r->sport);
+	}
+	assert_true(sport[0] != 0 && sport[1] != 0);
+}
+
+/* An explicit AV UDP source port is used as is. */
+static void test_explicit_udp_sport(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct droce_wc wc;
+
+	pair_init(&f->p, NULL);
+	conn_opts_default(&f->o);
+	f->o.udp_sport = 0xC123;
+	f->mtu = 1024;
+	pair_connect(&f->p, &f->c, &f->o);
+	f->amr = pair_mr(&f->p, SIDE_A, 4096, f->o.access, 0);
+	f->bmr = pair_mr(&f->p, SIDE_B, 4096, f->o.access, 0);
+	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, 0, f->amr, 0, 10,
+				   (uint64_t)(uintptr_t)f->bmr->addr, f->bmr->rkey,
+				   DROCE_SEND_SIGNALED, 0), 0);
+	assert_int_equal(pair_wait(&f->p, f->c.scq[SIDE_A], 1, &wc, 1000000000ull), 1);
+	for (unsigned i = 0; i < f->p.nrec; i++)
+		assert_int_equal(f->p.rec[i].sport, 0xC123);
+	fx_teardown(f);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -465,6 +544,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sge, setup_1024, teardown),
 		cmocka_unit_test_setup_teardown(test_pipelined_in_order, setup_1024, teardown),
 		cmocka_unit_test_setup_teardown(test_mixed_sequence, setup_v6, teardown),
+		cmocka_unit_test_setup_teardown(test_solicited, setup_1024, teardown),
+		cmocka_unit_test_setup_teardown(test_headers, setup_1024, teardown),
+		cmocka_unit_test(test_explicit_udp_sport),
 		cmocka_unit_test_setup_teardown(test_atomics, setup_v6, teardown),
 	};
 	return droce_test_run(__FILE__, tests, sizeof(tests) / sizeof(tests[0]));

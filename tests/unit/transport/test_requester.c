@@ -377,6 +377,56 @@ static void test_ack_coalescing_bound(void **state)
 	fx_free(f);
 }
 
+
+/* Two QP pairs on one link: a dead path to one QP does not hold up the other (no head-of-line
+ * blocking across QPs); each keeps its own PSN space. */
+static void test_qps_independent(void **state)
+{
+	struct conn_opts o;
+	conn_opts_default(&o);
+	o.timeout = 10;
+	struct fx *f = fx_new(&o);
+	struct pair *p = &f->p;
+	struct conn c2;
+	struct droce_wc wc[2];
+	struct droce_impair_rule rule = {.action = DROCE_IMPAIR_DROP, .match = DROCE_IMPAIR_M_DQPN};
+
+	o.sq_psn[0] = 0x777;
+	o.sq_psn[1] = 0x999;
+	pair_connect(p, &c2, &o);
+	/* everything to the first pair's B QP is lost, for now */
+	rule.dqpn = f->c.qpn[SIDE_B];
+	assert_int_equal(droce_impair_add_rule(p->imp[A_TO_B], &rule), 0);
+	fill_pattern(f->a, 5000, 1);
+	fill_pattern(f->a + 8192, 5000, 2);
+	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, 0, f->amr, 0, 5000, f->rb,
+				   f->bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	assert_int_equal(post_rdma(c2.qp[SIDE_A], DROCE_WR_RDMA_WRITE, 0, f->amr, 8192, 5000,
+				   f->rb + 8192, f->bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	uint64_t t0 = p->now;
+	assert_int_equal(pair_wait(p, c2.scq[SIDE_A], 1, wc, 1000000000ull), 1);
+	assert_int_equal(wc[0].status, DROCE_WC_SUCCESS);
+	assert_true(p->now - t0 < ack_timeout_ns(10)); /* not held behind the other QP's timeouts */
+	assert_int_equal(check_pattern(f->b + 8192, 5000, 2), -1);
+	assert_int_equal(cq_drain(f->c.scq[SIDE_A], wc, 1), 0);
+	/* the path heals: the first pair recovers on its own timer */
+	droce_impair_clear_rules(p->imp[A_TO_B]);
+	assert_int_equal(pair_wait(p, f->c.scq[SIDE_A], 1, wc, 10ull * 1000 * 1000 * 1000), 1);
+	assert_int_equal(wc[0].status, DROCE_WC_SUCCESS);
+	assert_int_equal(check_pattern(f->b, 5000, 1), -1);
+	/* PSN spaces: each QP's packets numbered from its own start */
+	for (unsigned i = 0; i < p->nrec; i++) {
+		const struct pkt_rec *r = &p->rec[i];
+		if (r->dir != A_TO_B)
+			continue;
+		uint32_t base = r->dqpn == c2.qpn[SIDE_B] ? 0x777 : f->P;
+		assert_true(psn_diff(r->psn, base) < 5);
+	}
+	assert_true(qp_stats(f->c.qp[SIDE_A]).retrans_timeout >= 1);
+	assert_int_equal(qp_stats(c2.qp[SIDE_A]).retrans_timeout, 0);
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -389,6 +439,7 @@ int main(void)
 		cmocka_unit_test(test_retry_count_resets_on_progress),
 		cmocka_unit_test(test_rnr_count_resets_per_message),
 		cmocka_unit_test(test_link_backpressure),
+		cmocka_unit_test(test_qps_independent),
 		cmocka_unit_test(test_ack_coalescing_bound),
 	};
 	return droce_test_run(__FILE__, tests, sizeof(tests) / sizeof(tests[0]));

@@ -231,6 +231,32 @@ static void test_rnr_infinite(void **state)
 	check_rnr_spacing(f, DROCE_OP_RC_SEND_ONLY);
 }
 
+
+/* A 3-packet SEND meets no receive WQE: one RNR NAK for its first PSN, the rest dropped
+ * quietly (no NAK storm), then the whole message again after the RNR wait. */
+static void test_rnr_multi_packet_send(void **state)
+{
+	struct fx *f = *state;
+	struct pair *p = &f->p;
+	struct droce_wc wc;
+
+	fill_pattern(f->amr->addr, 3000, 3);
+	assert_int_equal(post_send_msg(f->c.qp[SIDE_A], DROCE_WR_SEND, 1, f->amr, 0, 3000,
+				       DROCE_SEND_SIGNALED, 0), 0);
+	until_rnr_naks(f, 1);
+	assert_int_equal(post_recv_buf(f->c.qp[SIDE_B], 9, f->bmr, 0, 4096), 0);
+	assert_int_equal(pair_wait(p, f->c.scq[SIDE_A], 1, &wc, 1000000000ull), 1);
+	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	assert_int_equal(pair_wait(p, f->c.rcq[SIDE_B], 1, &wc, 1000000ull), 1);
+	assert_int_equal(wc.byte_len, 3000);
+	pair_run(p, 1000000000ull);
+	assert_int_equal(check_pattern(f->bmr->addr, 3000, 3), -1);
+	assert_int_equal(rec_naks(p, 0, B_TO_A, -1), 1);
+	assert_int_equal(rec_naks(p, 0, B_TO_A, DROCE_NAK_PSN_SEQ_ERR), 0);
+	assert_int_equal(rec_count(p, 0, A_TO_B, DROCE_OP_RC_SEND_FIRST), 2);
+	check_rnr_spacing(f, DROCE_OP_RC_SEND_FIRST);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -239,6 +265,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rnr_retry_exhausted, setup2, teardown),
 		cmocka_unit_test_setup_teardown(test_rnr_retry_zero, setup0, teardown),
 		cmocka_unit_test_setup_teardown(test_rnr_infinite, setup7, teardown),
+		cmocka_unit_test_setup_teardown(test_rnr_multi_packet_send, setup7, teardown),
 	};
 	return droce_test_run(__FILE__, tests, sizeof(tests) / sizeof(tests[0]));
 }
