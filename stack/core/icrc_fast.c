@@ -18,6 +18,7 @@ void droce_icrc_seeds_init(struct droce_icrc_seeds *s)
 	}
 	/* r_k: the register k zero bytes before the initial 0xFFFFFFFF. One zero
 	 * byte maps r to (r >> 8) ^ t[r & 0xFF]; undo it through the top byte. */
+	memset(s->mem, 0, sizeof(s->mem));
 	uint32_t r = 0xFFFFFFFFu;
 	for (unsigned k = 0; k < 256; k++) {
 		s->seed[k] = ~r; /* crc32_gzip_refl(seed) starts from ~seed */
@@ -56,21 +57,20 @@ static size_t prefix_len(enum droce_l3 kind)
 	return (kind == DROCE_L3_IPV4 ? 20u : 40u) + (kind == DROCE_L3_GRH ? 0u : 8u) + 12u;
 }
 
-/* CRC of buf[ZBLOCK .. ZBLOCK + len): the ZBLOCK bytes before it are scratch. */
-static uint32_t crc_short(const struct droce_icrc_seeds *zs, uint8_t *buf, size_t len)
+/* CRC of mem[ZBLOCK .. ZBLOCK + len): the ZBLOCK bytes before it are zero. */
+static uint32_t crc_short(const struct droce_icrc_seeds *zs, const uint8_t *mem, size_t len)
 {
 	if (len >= ZBLOCK)
-		return droce_icrc_update(0, buf + ZBLOCK, len);
+		return droce_icrc_update(0, mem + ZBLOCK, len);
 	size_t k = ZBLOCK - len;
-	memset(buf + ZBLOCK - k, 0, k);
-	return droce_icrc_update(zs->seed[k], buf + ZBLOCK - k, ZBLOCK);
+	return droce_icrc_update(zs->seed[k], mem + ZBLOCK - k, ZBLOCK);
 }
 
-uint32_t droce_icrc_tx(const struct droce_icrc_seeds *zs, const uint8_t *l3, enum droce_l3 kind,
+uint32_t droce_icrc_tx(struct droce_icrc_seeds *zs, const uint8_t *l3, enum droce_l3 kind,
 		       size_t l3_hdr_len, const struct droce_tx_seg *seg, unsigned nseg,
 		       uint32_t payload_len, unsigned pad)
 {
-	uint8_t mem[ZBLOCK + 8 + 256 + DROCE_ICRC_FAST_MAX + 4];
+	uint8_t *mem = zs->mem;
 	uint8_t *buf = mem + ZBLOCK;
 	size_t pre = prefix_len(kind);
 	size_t o = masked_prefix(buf, l3, kind);
@@ -98,10 +98,10 @@ uint32_t droce_icrc_tx(const struct droce_icrc_seeds *zs, const uint8_t *l3, enu
 	return crc;
 }
 
-uint32_t droce_icrc_rx(const struct droce_icrc_seeds *zs, const uint8_t *l3, enum droce_l3 kind,
+uint32_t droce_icrc_rx(struct droce_icrc_seeds *zs, const uint8_t *l3, enum droce_l3 kind,
 		       size_t len)
 {
-	uint8_t mem[ZBLOCK + 8 + 256 + DROCE_ICRC_FAST_MAX];
+	uint8_t *mem = zs->mem;
 	uint8_t *buf = mem + ZBLOCK;
 	size_t pre = prefix_len(kind);
 	if (len < pre)

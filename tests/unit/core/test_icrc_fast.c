@@ -14,7 +14,7 @@
 #include "wire/opcode.h"
 #include "wire/parse.h"
 
-static void one(const struct droce_icrc_seeds *zs, int ipv, bool v1, uint8_t opcode, uint32_t plen,
+static void one(struct droce_icrc_seeds *zs, int ipv, bool v1, uint8_t opcode, uint32_t plen,
 		const uint8_t *payload)
 {
 	static uint8_t frame[9000];
