@@ -5,7 +5,7 @@
  * sides), side A streaming RDMA WRITEs to side B. No DPDK: a trivial
  * in-memory link that copies each frame into a slot, as a NIC would DMA it.
  *
- *   droce-bench-engine [-t SECONDS] [-s SIZE]... [-m MTU] [-q DEPTH]
+ *   droce-bench-engine [-t SECONDS] [-s SIZE]... [-m MTU] [-q DEPTH] [-b BURST]
  *
  * Reports, per message size: messages/s, request packets/s, all frames/s
  * (requests + ACKs), and payload Gbit/s.
@@ -132,7 +132,7 @@ static int connect_qp(struct side *s, struct side *peer, int i, enum droce_mtu m
 
 #define SIG_EVERY 32u
 
-static int run(uint32_t size, double secs, enum droce_mtu mtu, uint32_t depth)
+static int run(uint32_t size, double secs, enum droce_mtu mtu, uint32_t depth, uint32_t burst)
 {
 	static struct link l;
 	static struct end ends[2];
@@ -150,6 +150,7 @@ static int run(uint32_t size, double secs, enum droce_mtu mtu, uint32_t depth)
 		p.ip[3] = (uint8_t)(1 + i);
 		p.mac[5] = (uint8_t)(1 + i);
 		p.link.ops = &ml_ops;
+		p.burst = burst;
 		p.link.priv = &ends[i];
 		s[i].ctx = droce_ctx_create(&p);
 		s[i].cq = droce_create_cq(s[i].ctx, 65536);
@@ -241,9 +242,9 @@ int main(int argc, char **argv)
 	uint32_t sizes[16];
 	unsigned nsizes = 0;
 	enum droce_mtu mtu = DROCE_MTU_4096;
-	uint32_t depth = 256;
+	uint32_t depth = 256, burst = DROCE_DEFAULT_BURST;
 	int c;
-	while ((c = getopt(argc, argv, "t:s:m:q:h")) != -1) {
+	while ((c = getopt(argc, argv, "t:s:m:q:b:h")) != -1) {
 		switch (c) {
 		case 't': secs = atof(optarg); break;
 		case 's': if (nsizes < 16) sizes[nsizes++] = (uint32_t)strtoul(optarg, NULL, 0); break;
@@ -254,8 +255,9 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'q': depth = (uint32_t)atoi(optarg); break;
+		case 'b': burst = (uint32_t)atoi(optarg); break;
 		default:
-			fprintf(stderr, "usage: %s [-t SECONDS] [-s SIZE]... [-m MTU] [-q SQ_DEPTH]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-t SECONDS] [-s SIZE]... [-m MTU] [-q SQ_DEPTH] [-b BURST]\n", argv[0]);
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -265,10 +267,10 @@ int main(int argc, char **argv)
 	}
 	if (depth < 2 * SIG_EVERY)
 		depth = 2 * SIG_EVERY;
-	printf("droce engine benchmark: 2 contexts, 1 thread, RDMA WRITE A->B, MTU %u, SQ depth %u, %.1f s per size\n",
-	       droce_mtu_bytes(mtu), depth, secs);
+	printf("droce engine benchmark: 2 contexts, 1 thread, RDMA WRITE A->B, MTU %u, SQ depth %u, burst %u, %.1f s per size\n",
+	       droce_mtu_bytes(mtu), depth, burst, secs);
 	for (unsigned i = 0; i < nsizes; i++)
-		if (run(sizes[i], secs, mtu, depth))
+		if (run(sizes[i], secs, mtu, depth, burst))
 			return 1;
 	return 0;
 }
