@@ -24,6 +24,7 @@ struct dir {
 	unsigned head, count;
 	unsigned nslots;
 	unsigned outstanding;     /* handed out by rx_burst, not yet released */
+	int keep_held;            /* do not flush held frames when the FIFO runs dry */
 	struct droce_impair *imp;
 	struct droce_memlink_stats st;
 };
@@ -190,7 +191,7 @@ static unsigned ml_rx_burst(void *priv, struct droce_rx_frame *f, unsigned n, ui
 	unsigned got = 0;
 
 	/* Nothing else is coming: late frames arrive now rather than never. */
-	if (d->count == 0)
+	if (d->count == 0 && !d->keep_held)
 		deliver_due(d, 1);
 	while (got < n && d->count) {
 		struct slot *s = fifo_pop(d);
@@ -294,6 +295,14 @@ int droce_memlink_set_impair(struct droce_memlink *ml, enum droce_memlink_dir di
 	return 0;
 }
 
+int droce_memlink_set_flush_idle(struct droce_memlink *ml, enum droce_memlink_dir dir, int on)
+{
+	if (!ml || (dir != DROCE_MEMLINK_0_TO_1 && dir != DROCE_MEMLINK_1_TO_0))
+		return -EINVAL;
+	ml->dir[dir].keep_held = !on;
+	return 0;
+}
+
 void droce_memlink_set_tap(struct droce_memlink *ml, droce_memlink_tap_fn fn, void *arg)
 {
 	ml->tap = fn;
@@ -304,6 +313,14 @@ unsigned droce_memlink_pending(const struct droce_memlink *ml, enum droce_memlin
 {
 	const struct dir *d = &ml->dir[dir ? 1 : 0];
 	return d->count + (d->imp ? droce_impair_held(d->imp) : 0);
+}
+
+unsigned droce_memlink_deliverable(const struct droce_memlink *ml, enum droce_memlink_dir dir)
+{
+	const struct dir *d = &ml->dir[dir ? 1 : 0];
+	if (d->count)
+		return d->count;
+	return d->imp && !d->keep_held ? droce_impair_held(d->imp) : 0;
 }
 
 unsigned droce_memlink_outstanding(const struct droce_memlink *ml, enum droce_memlink_dir dir)

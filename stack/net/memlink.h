@@ -16,7 +16,7 @@
  *
  * Held (reordered) frames come back after the frames they wait for, or, when
  * a receiver finds its FIFO empty, at that rx_burst(): a late frame is
- * never lost for lack of later traffic.
+ * never lost for lack of later traffic (droce_memlink_set_flush_idle()).
  *
  * Single-threaded: both ends are driven by the same thread (no locks).
  * DPDK-free.
@@ -93,11 +93,27 @@ struct droce_link droce_memlink_end(struct droce_memlink *ml, unsigned end);
 int droce_memlink_set_impair(struct droce_memlink *ml, enum droce_memlink_dir dir,
 			     struct droce_impair *imp);
 
+/**
+ * Whether a receiver finding direction @p dir empty takes the frames its
+ * shim holds (on by default, so a late frame is never stranded). Tests that
+ * need a frame held for exactly K later frames, however long that takes,
+ * turn it off.
+ * @return 0 or -EINVAL (NULL link, bad direction).
+ */
+int droce_memlink_set_flush_idle(struct droce_memlink *ml, enum droce_memlink_dir dir, int on);
+
 /** Install (or with NULL remove) the tap. */
 void droce_memlink_set_tap(struct droce_memlink *ml, droce_memlink_tap_fn fn, void *arg);
 
 /** Frames queued or held in direction @p dir, not yet received. */
 unsigned droce_memlink_pending(const struct droce_memlink *ml, enum droce_memlink_dir dir);
+
+/**
+ * Frames the receiver of direction @p dir would get from rx_burst() now:
+ * the FIFO, or when it is empty and idle flushing is on, the held frames.
+ * 0 means polling the receiver cannot make progress on this direction.
+ */
+unsigned droce_memlink_deliverable(const struct droce_memlink *ml, enum droce_memlink_dir dir);
 
 /** Frames handed out by rx_burst() on direction @p dir and not yet released. */
 unsigned droce_memlink_outstanding(const struct droce_memlink *ml, enum droce_memlink_dir dir);

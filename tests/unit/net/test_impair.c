@@ -601,12 +601,35 @@ static void test_memlink_impaired(void **state)
 	assert_int_equal(droce_impair_add_rule(imp, &r), 0);
 	assert_int_equal(send_split(&a, 9, 8, 0), 0);
 	assert_int_equal(droce_memlink_pending(ml, DROCE_MEMLINK_0_TO_1), 1);
+	assert_int_equal(droce_memlink_deliverable(ml, DROCE_MEMLINK_0_TO_1), 1);
 	n = b.ops->rx_burst(b.priv, rx, 16, 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(droce_parse(rx[0].data, rx[0].len, &pkt, 0), DROCE_PARSE_OK);
 	assert_int_equal(pkt.h.bth.psn, 9);
 	b.ops->rx_release(b.priv, rx, n);
 	assert_int_equal(droce_memlink_pending(ml, DROCE_MEMLINK_0_TO_1), 0);
+
+	/* with idle flushing off, a held frame waits for its later frames however long */
+	assert_int_equal(droce_memlink_set_flush_idle(ml, DROCE_MEMLINK_0_TO_1, 0), 0);
+	droce_impair_clear_rules(imp);
+	r = (struct droce_impair_rule){.action = DROCE_IMPAIR_HOLD, .hold = 2, .count = 1};
+	assert_int_equal(droce_impair_add_rule(imp, &r), 0);
+	assert_int_equal(send_split(&a, 20, 8, 0), 0);
+	assert_int_equal(droce_memlink_deliverable(ml, DROCE_MEMLINK_0_TO_1), 0);
+	assert_int_equal(b.ops->rx_burst(b.priv, rx, 16, 0), 0);
+	assert_int_equal(droce_memlink_pending(ml, DROCE_MEMLINK_0_TO_1), 1);
+	assert_int_equal(send_split(&a, 21, 8, 0), 0);
+	n = b.ops->rx_burst(b.priv, rx, 16, 0);
+	assert_int_equal(n, 1);
+	b.ops->rx_release(b.priv, rx, n);
+	assert_int_equal(send_split(&a, 22, 8, 0), 0);
+	n = b.ops->rx_burst(b.priv, rx, 16, 0);
+	assert_int_equal(n, 2); /* 22, then 20 */
+	assert_int_equal(droce_parse(rx[1].data, rx[1].len, &pkt, 0), DROCE_PARSE_OK);
+	assert_int_equal(pkt.h.bth.psn, 20);
+	b.ops->rx_release(b.priv, rx, n);
+	assert_int_equal(droce_memlink_set_flush_idle(ml, DROCE_MEMLINK_0_TO_1, 1), 0);
+	assert_int_equal(droce_memlink_set_flush_idle(ml, 3, 1), -EINVAL);
 
 	/* frames held when the shim is removed are delivered, not lost */
 	r.count = 0;

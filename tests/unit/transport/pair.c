@@ -326,9 +326,10 @@ bool pair_advance(struct pair *p, uint64_t end)
 	uint64_t d1 = droce_ctx_next_deadline(p->ctx[1]);
 	uint64_t d = d0 < d1 ? d0 : d1;
 
-	if (droce_memlink_pending(p->ml, DROCE_MEMLINK_0_TO_1) ||
-	    droce_memlink_pending(p->ml, DROCE_MEMLINK_1_TO_0))
-		return true;   /* frames still to deliver: poll again */
+	/* frames the receivers can still take: poll again before time moves */
+	if (droce_memlink_deliverable(p->ml, DROCE_MEMLINK_0_TO_1) ||
+	    droce_memlink_deliverable(p->ml, DROCE_MEMLINK_1_TO_0))
+		return true;
 	if (d == UINT64_MAX)
 		return false;
 	if (d > end) {

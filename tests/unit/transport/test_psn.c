@@ -276,6 +276,91 @@ static void test_send_psn_sequence_many(void **state)
 	assert_int_equal(p->rec[last].msn, 40);
 }
 
+
+/*
+ * A very old duplicate: the first copy of a WRITE to region X is held back
+ * for 64 frames, the WRITE is recovered, a later WRITE puts new data in X,
+ * then the stale copy arrives (9.7.5.1.3: a PSN behind the expected one is
+ * a duplicate). It must be acknowledged, never executed again.
+ */
+static void test_stale_duplicate_not_executed(void **state)
+{
+	struct fx *f = *state;
+	struct pair *p = &f->p;
+	struct droce_wc wc[64];
+	uint64_t id = 0;
+
+	fill_pattern(f->a, 512, 1000);
+	assert_int_equal(droce_memlink_set_flush_idle(p->ml, DROCE_MEMLINK_0_TO_1, 0), 0);
+	pair_hold(p, A_TO_B, -1, f->P, DROCE_IMPAIR_MAX_HELD);
+	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, id++, f->amr, 0, 512, f->rb,
+				   f->bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	assert_int_equal(pair_wait(p, f->c.scq[SIDE_A], 1, wc, 10ull * 1000 * 1000 * 1000), 1);
+	assert_int_equal(wc[0].status, DROCE_WC_SUCCESS);
+	assert_int_equal(droce_impair_held(p->imp[A_TO_B]), 1);
+	/* new data in X */
+	fill_pattern(f->a + 4096, 512, 2000);
+	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, id++, f->amr, 4096, 512,
+				   f->rb, f->bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	assert_int_equal(pair_wait(p, f->c.scq[SIDE_A], 1, wc, 10ull * 1000 * 1000 * 1000), 1);
+	assert_int_equal(check_pattern(f->b, 512, 2000), -1);
+	/* traffic elsewhere until the stale copy is let go */
+	for (int i = 0; i < 200 && droce_impair_held(p->imp[A_TO_B]); i++) {
+		assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, id++, f->amr, 8192, 8,
+					   f->rb + 8192, f->bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+		assert_int_equal(pair_wait(p, f->c.scq[SIDE_A], 1, wc, 10ull * 1000 * 1000 * 1000), 1);
+		assert_int_equal(wc[0].status, DROCE_WC_SUCCESS);
+	}
+	assert_int_equal(droce_impair_held(p->imp[A_TO_B]), 0);
+	pair_run(p, 1000000000ull);
+	if (check_pattern(f->b, 512, 2000) != -1)
+		fail_msg("a stale duplicate WRITE was executed again");
+	assert_true(qp_stats(f->c.qp[SIDE_B]).dup_reqs >= 1);
+	assert_int_equal(qp_state(f->c.qp[SIDE_A]), DROCE_QPS_RTS);
+	assert_int_equal(qp_state(f->c.qp[SIDE_B]), DROCE_QPS_RTS);
+}
+
+/*
+ * A very old READ response: the first response to READ #0 is held back for
+ * 64 frames; the READ is re-issued and completes; a second READ fills the
+ * same local buffer with new data; then the stale response arrives. The
+ * requester must drop it (its PSN is no longer outstanding, 9.7.5.1.4).
+ */
+static void test_stale_read_response_ignored(void **state)
+{
+	struct fx *f = *state;
+	struct pair *p = &f->p;
+	struct droce_wc wc[4];
+	uint64_t id = 0;
+
+	fill_pattern(f->b, 512, 3000);
+	fill_pattern(f->b + 4096, 512, 4000);
+	assert_int_equal(droce_memlink_set_flush_idle(p->ml, DROCE_MEMLINK_1_TO_0, 0), 0);
+	pair_hold(p, B_TO_A, DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, -1, DROCE_IMPAIR_MAX_HELD);
+	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_READ, id++, f->amr, 0, 512, f->rb,
+				   f->bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	assert_int_equal(pair_wait(p, f->c.scq[SIDE_A], 1, wc, 10ull * 1000 * 1000 * 1000), 1);
+	assert_int_equal(wc[0].status, DROCE_WC_SUCCESS);
+	assert_int_equal(check_pattern(f->a, 512, 3000), -1);
+	assert_int_equal(droce_impair_held(p->imp[B_TO_A]), 1);
+	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_READ, id++, f->amr, 0, 512,
+				   f->rb + 4096, f->bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	assert_int_equal(pair_wait(p, f->c.scq[SIDE_A], 1, wc, 10ull * 1000 * 1000 * 1000), 1);
+	assert_int_equal(check_pattern(f->a, 512, 4000), -1);
+	for (int i = 0; i < 200 && droce_impair_held(p->imp[B_TO_A]); i++) {
+		assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, id++, f->amr, 8192, 8,
+					   f->rb + 8192, f->bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+		assert_int_equal(pair_wait(p, f->c.scq[SIDE_A], 1, wc, 10ull * 1000 * 1000 * 1000), 1);
+		assert_int_equal(wc[0].status, DROCE_WC_SUCCESS);
+	}
+	assert_int_equal(droce_impair_held(p->imp[B_TO_A]), 0);
+	pair_run(p, 1000000000ull);
+	if (check_pattern(f->a, 512, 4000) != -1)
+		fail_msg("a stale READ response was written into the local buffer");
+	assert_int_equal(cq_drain(f->c.scq[SIDE_A], wc, 4), 0);
+	assert_int_equal(qp_state(f->c.qp[SIDE_A]), DROCE_QPS_RTS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +371,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_one_nak_per_gap, setup_plain, teardown),
 		cmocka_unit_test_setup_teardown(test_two_gaps_two_naks, setup_plain, teardown),
 		cmocka_unit_test_setup_teardown(test_send_psn_sequence_many, setup_wrap, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_duplicate_not_executed, setup_plain, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_read_response_ignored, setup_plain, teardown),
 	};
 	return droce_test_run(__FILE__, tests, sizeof(tests) / sizeof(tests[0]));
 }
