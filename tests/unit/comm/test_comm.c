@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The comm-core model end to end: a comm thread drives two contexts joined
+ * by an in-memory link; an application thread on the other core posts SENDs
+ * and RDMA WRITEs with immediate through its channel of context A and takes
+ * the completions, while the receiving side's receives go through a channel
+ * of context B. Every byte is verified; no locks anywhere.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include <droce/droce.h>
+
+#include "net/memlink.h"
+
+#define MSGS 20000u
+#define MSG_SIZE 1000u
+#define SLOTS 64u
+
+struct side {
+	struct droce_ctx *ctx;
+	struct droce_comm *comm;
+	struct droce_cq *cq;
+	struct droce_qp *qp;
+	struct droce_mr *mr;
+	uint8_t *buf;
+};
+
+struct world {
+	struct droce_memlink *ml;
+	struct side s[2];
+	_Atomic int stop;
+	_Atomic unsigned long long bad, recv_done, send_done;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void make_side(struct world *w, unsigned i)
+{
+	struct side *s = &w->s[i];
+	struct droce_ctx_params p;
+	droce_ctx_params_init(&p);
+	p.ip_version = 4;
+	uint8_t ip[4] = {10, 9, 0, (uint8_t)(1 + i)};
+	memcpy(p.ip, ip, 4);
+	uint8_t mac[6] = {2, 0, 0, 0, 9, (uint8_t)(1 + i)};
+	memcpy(p.mac, mac, 6);
+	p.link = droce_memlink_end(w->ml, i);
+	p.seed = 100 + i;
+	s->ctx = droce_ctx_create(&p);
+	assert_non_null(s->ctx);
+	s->cq = droce_create_cq(s->ctx, 4096);
+	assert_non_null(s->cq);
+	s->buf = calloc(SLOTS, MSG_SIZE);
+	s->mr = droce_reg_mr(s->ctx, s->buf, SLOTS * MSG_SIZE,
+			     DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE);
+	assert_non_null(s->mr);
+	struct droce_qp_init_attr ia = {.send_cq = s->cq, .recv_cq = s->cq,
+					.cap = {.max_send_wr = SLOTS, .max_recv_wr = SLOTS,
+						.max_send_sge = 1, .max_recv_sge = 1}};
+	s->qp = droce_create_qp(s->ctx, &ia);
+	assert_non_null(s->qp);
+	s->comm = droce_comm_create(s->ctx, 1, 256);
+	assert_non_null(s->comm);
+	assert_int_equal(droce_comm_bind_cq(s->comm, s->cq, droce_comm_chan(s->comm, 0)), 0);
+	assert_int_equal(droce_comm_bind_cq(s->comm, s->cq, droce_comm_chan(s->comm, 0)), -EBUSY);
+}
+
+static void connect_side(struct world *w, unsigned i)
+{
+	struct side *s = &w->s[i], *peer = &w->s[1 - i];
+	struct droce_qp_attr a = {0};
+	a.qp_state = DROCE_QPS_INIT;
+	a.qp_access_flags = DROCE_ACCESS_REMOTE_WRITE;
+	a.pkey = DROCE_DEFAULT_PKEY;
+	assert_int_equal(droce_modify_qp(s->qp, &a, DROCE_QP_STATE | DROCE_QP_ACCESS_FLAGS | DROCE_QP_PKEY), 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = DROCE_QPS_RTR;
+	a.path_mtu = DROCE_MTU_1024;
+	a.dest_qp_num = droce_qp_num(peer->qp);
+	a.rq_psn = 1000u * (2 - i);
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 1;
+	a.ah_attr.ip_version = 4;
+	uint8_t ip[4] = {10, 9, 0, (uint8_t)(2 - i)};
+	memcpy(a.ah_attr.dst_ip, ip, 4);
+	uint8_t mac[6] = {2, 0, 0, 0, 9, (uint8_t)(2 - i)};
+	memcpy(a.ah_attr.dst_mac, mac, 6);
+	a.ah_attr.ttl = 64;
+	assert_int_equal(droce_modify_qp(s->qp, &a, DROCE_QP_STATE | DROCE_QP_AV | DROCE_QP_PATH_MTU |
+					 DROCE_QP_DEST_QPN | DROCE_QP_RQ_PSN |
+					 DROCE_QP_MAX_DEST_RD_ATOMIC | DROCE_QP_MIN_RNR_TIMER), 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = DROCE_QPS_RTS;
+	a.sq_psn = 1000u * (1 + i);
+	a.timeout = 8;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 4;
+	assert_int_equal(droce_modify_qp(s->qp, &a, DROCE_QP_STATE | DROCE_QP_SQ_PSN | DROCE_QP_TIMEOUT |
+					 DROCE_QP_RETRY_CNT | DROCE_QP_RNR_RETRY |
+					 DROCE_QP_MAX_QP_RD_ATOMIC), 0);
+}
+
+/* The comm core: the only thread that touches either context. */
+static void *comm_core(void *arg)
+{
+	struct world *w = arg;
+	while (!atomic_load(&w->stop)) {
+		uint64_t now = now_ns();
+		droce_comm_poll(w->s[0].comm, now);
+		droce_comm_poll(w->s[1].comm, now);
+	}
+	return NULL;
+}
+
+static uint8_t byte_of(uint64_t msg, unsigned off)
+{
+	return (uint8_t)(msg * 131u + off * 7u + 1u);
+}
+
+static void post_recv(struct droce_chan *ch, struct side *b, uint64_t slot)
+{
+	struct droce_sge sge = {(uint64_t)(uintptr_t)(b->buf + slot * MSG_SIZE), MSG_SIZE, b->mr->lkey};
+	struct droce_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1};
+	while (droce_chan_post_recv(ch, b->qp, &wr) == -EAGAIN)
+		;
+}
+
+/* The receiving application thread: posts receives on B, verifies SENDs. */
+static void *receiver(void *arg)
+{
+	struct world *w = arg;
+	struct side *b = &w->s[1];
+	struct droce_chan *ch = droce_comm_chan(b->comm, 0);
+	for (uint64_t s = 0; s < SLOTS; s++)
+		post_recv(ch, b, s);
+	uint64_t got = 0;
+	while (got < MSGS && !atomic_load(&w->stop)) {
+		struct droce_wc wc[16];
+		int n = droce_chan_poll_cq(ch, 16, wc);
+		for (int k = 0; k < n; k++) {
+			uint64_t msg = wc[k].imm_data;
+			uint8_t *d = b->buf + wc[k].wr_id * MSG_SIZE;
+			if (wc[k].status != DROCE_WC_SUCCESS || wc[k].byte_len != MSG_SIZE ||
+			    !(wc[k].wc_flags & DROCE_WC_WITH_IMM))
+				atomic_fetch_add(&w->bad, 1);
+			else
+				for (unsigned o = 0; o < MSG_SIZE; o++)
+					if (d[o] != byte_of(msg, o)) {
+						atomic_fetch_add(&w->bad, 1);
+						break;
+					}
+			got++;
+			post_recv(ch, b, wc[k].wr_id);
+		}
+	}
+	atomic_store(&w->recv_done, got);
+	return NULL;
+}
+
+static void test_comm_core_send_with_imm(void **state)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	w->ml = droce_memlink_create(NULL);
+	assert_non_null(w->ml);
+	make_side(w, 0);
+	make_side(w, 1);
+	connect_side(w, 0);
+	connect_side(w, 1);
+
+	pthread_t core, rx;
+	assert_int_equal(pthread_create(&core, NULL, comm_core, w), 0);
+	assert_int_equal(pthread_create(&rx, NULL, receiver, w), 0);
+
+	/* This thread is the sending application on A. */
+	struct side *a = &w->s[0];
+	struct droce_chan *ch = droce_comm_chan(a->comm, 0);
+	uint64_t posted = 0, done = 0, t_end = now_ns() + 20ull * 1000000000ull;
+	while (done < MSGS && now_ns() < t_end) {
+		if (posted < MSGS && posted - done < SLOTS) {
+			uint64_t slot = posted % SLOTS;
+			uint8_t *d = a->buf + slot * MSG_SIZE;
+			for (unsigned o = 0; o < MSG_SIZE; o++)
+				d[o] = byte_of(posted, o);
+			struct droce_sge sge = {(uint64_t)(uintptr_t)d, MSG_SIZE, a->mr->lkey};
+			struct droce_send_wr wr = {.wr_id = posted, .sg_list = &sge, .num_sge = 1,
+						   .opcode = DROCE_WR_SEND_WITH_IMM, .imm_data = (uint32_t)posted,
+						   .send_flags = DROCE_SEND_SIGNALED};
+			if (droce_chan_post_send(ch, a->qp, &wr) == 0)
+				posted++;
+		}
+		struct droce_wc wc[16];
+		int n = droce_chan_poll_cq(ch, 16, wc);
+		for (int k = 0; k < n; k++) {
+			if (wc[k].status != DROCE_WC_SUCCESS || wc[k].wr_id != done)
+				atomic_fetch_add(&w->bad, 1); /* completions come back in order */
+			done++;
+		}
+	}
+	/* A WR the QP refuses (bad opcode) comes back as a LOC_QP_OP_ERR completion. */
+	struct droce_send_wr badwr = {.wr_id = 424242, .opcode = (enum droce_wr_opcode)99};
+	assert_int_equal(droce_chan_post_send(ch, a->qp, &badwr), 0);
+	struct droce_wc wc;
+	int n = 0;
+	for (uint64_t t = now_ns() + 5000000000ull; n == 0 && now_ns() < t;)
+		n = droce_chan_poll_cq(ch, 1, &wc);
+	pthread_join(rx, NULL);
+	atomic_store(&w->stop, 1);
+	pthread_join(core, NULL);
+
+	assert_int_equal(done, MSGS);
+	assert_int_equal(atomic_load(&w->recv_done), MSGS);
+	assert_int_equal(atomic_load(&w->bad), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(wc.wr_id, 424242);
+	assert_int_equal(wc.status, DROCE_WC_LOC_QP_OP_ERR);
+	assert_int_equal(wc.vendor_err, EINVAL);
+
+	for (unsigned i = 0; i < 2; i++) {
+		droce_comm_destroy(w->s[i].comm);
+		droce_ctx_destroy(w->s[i].ctx);
+		free(w->s[i].buf);
+	}
+	droce_memlink_destroy(w->ml);
+	free(w);
+}
+
+static void test_comm_create_rejects(void **state)
+{
+	errno = 0;
+	assert_null(droce_comm_create(NULL, 1, 64));
+	assert_int_equal(errno, EINVAL);
+	struct droce_chan *ch = NULL;
+	struct droce_send_wr wr = {0};
+	assert_int_equal(droce_chan_post_send(ch, NULL, &wr), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_comm_create_rejects),
+		cmocka_unit_test(test_comm_core_send_with_imm),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
