@@ -141,7 +141,7 @@ struct droce_rwqe {
 	struct droce_seg seg[DROCE_QP_MAX_SGE];
 };
 
-enum droce_res_type { DROCE_RES_NONE, DROCE_RES_READ, DROCE_RES_ATOMIC };
+enum droce_res_type { DROCE_RES_NONE, DROCE_RES_READ, DROCE_RES_ATOMIC, DROCE_RES_ACK };
 
 /** Responder memory of a READ/atomic request (duplicate detection, replay). */
 struct droce_rd_res {
@@ -159,7 +159,7 @@ struct droce_resp_job {
 	bool dup;               /* answers a duplicate request */
 	const uint8_t *ptr;     /* READ: next byte */
 	uint32_t left;          /* READ: bytes still to send */
-	uint64_t orig;          /* atomic */
+	uint64_t orig;          /* atomic: original value; ACK: the MSN */
 };
 
 struct droce_qp {
@@ -213,6 +213,7 @@ struct droce_qp {
 	bool resp_err;                /* a fatal NAK is pending: then ERR */
 	bool ack_pending;             /* coalesced ACK for ack_psn */
 	uint32_t ack_psn;
+	uint32_t unacked;             /* packets the pending ACK covers */
 	bool nak_pending;             /* NAK (sequence, RNR or fatal) for nak_psn */
 	uint8_t nak_syndrome;
 	uint32_t nak_psn;

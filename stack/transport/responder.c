@@ -62,6 +62,7 @@ void droce_resp_reset(struct droce_qp *qp)
 	qp->nak_gap = false;
 	qp->resp_err = false;
 	qp->ack_pending = false;
+	qp->unacked = 0;
 	qp->nak_pending = false;
 	qp->cnp_pending = false;
 	qp->last_cnp = 0;
@@ -73,12 +74,30 @@ void droce_resp_reset(struct droce_qp *qp)
 
 /* ------------------------------------------------------------ output -- */
 
+static struct droce_resp_job *job_push(struct droce_qp *qp);
+
+/* The ACK slot is sent at the end of the burst; after
+ * DROCE_DEFAULT_ACK_COALESCE packets it is pushed into the response queue
+ * instead (in order behind any READ responses), so one ACK never covers
+ * more than that many packets. */
 static void queue_ack(struct droce_qp *qp, uint32_t psn)
 {
-	if (qp->ack_pending && droce_psn_diff(psn, qp->ack_psn) < 0)
-		return;
-	qp->ack_pending = true;
-	qp->ack_psn = psn;
+	qp->unacked++;
+	if (!qp->ack_pending || droce_psn_diff(psn, qp->ack_psn) >= 0) {
+		qp->ack_pending = true;
+		qp->ack_psn = psn;
+	}
+	if (qp->unacked >= DROCE_DEFAULT_ACK_COALESCE) {
+		struct droce_resp_job *j = job_push(qp);
+		if (j) {
+			j->type = DROCE_RES_ACK;
+			j->dup = true; /* not a READ/atomic: not counted against max_dest_rd_atomic */
+			j->psn = j->last_psn = qp->ack_psn;
+			j->orig = qp->msn;
+			qp->ack_pending = false;
+			qp->unacked = 0;
+		}
+	}
 	droce_qp_kick(qp);
 }
 
@@ -112,6 +131,7 @@ static struct droce_resp_job *job_push(struct droce_qp *qp)
 static void drop_plain_ack(struct droce_qp *qp)
 {
 	qp->ack_pending = false;
+	qp->unacked = 0;
 }
 
 static void recv_wc(struct droce_qp *qp, const struct droce_rwqe *r, enum droce_wc_status st,
@@ -562,6 +582,16 @@ static int send_job_pkt(struct droce_qp *qp, struct droce_resp_job *j, uint64_t 
 	h.bth.psn = j->psn;
 	h.ext.aeth.syndrome = DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID;
 	h.ext.aeth.msn = qp->msn;
+	if (j->type == DROCE_RES_ACK) {
+		h.bth.opcode = DROCE_OP_RC_ACKNOWLEDGE;
+		h.ext.aeth.msn = (uint32_t)j->orig;
+		h.payload_len = 0;
+		*done = true;
+		int rc = droce_qp_xmit(qp, &h, NULL, 0, now);
+		if (rc == 0)
+			qp->stats.acks_sent++;
+		return rc;
+	}
 	if (j->type == DROCE_RES_ATOMIC) {
 		h.bth.opcode = DROCE_OP_RC_ATOMIC_ACKNOWLEDGE;
 		h.ext.atomic_ack = j->orig;
@@ -653,6 +683,7 @@ enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned q
 		if (send_aeth(qp, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, qp->ack_psn, now))
 			return DROCE_TX_BUSY;
 		qp->ack_pending = false;
+		qp->unacked = 0;
 		(*sent)++;
 	}
 	if (qp->nak_pending) {
@@ -673,6 +704,7 @@ enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned q
 		if (send_aeth(qp, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, qp->ack_psn, now))
 			return DROCE_TX_BUSY;
 		qp->ack_pending = false;
+		qp->unacked = 0;
 		(*sent)++;
 	}
 	return DROCE_TX_IDLE;
