@@ -28,6 +28,7 @@ struct rule_slot {
 struct droce_impair {
 	struct droce_impair_spec spec;
 	uint64_t rng;
+	uint64_t rng_ecn;       /* its own stream: ecn=P leaves the other draws unchanged */
 	struct rule_slot rules[DROCE_IMPAIR_MAX_RULES];
 	unsigned nrules;
 	/* Held handles in arrival order: a small array, compacted on release. */
@@ -59,7 +60,7 @@ static bool prob_ok(double p)
 static bool spec_ok(const struct droce_impair_spec *s)
 {
 	return prob_ok(s->drop) && prob_ok(s->reorder) && prob_ok(s->dup) &&
-	       prob_ok(s->corrupt) && s->reorder_depth >= 1 &&
+	       prob_ok(s->corrupt) && prob_ok(s->ecn) && s->reorder_depth >= 1 &&
 	       s->reorder_depth <= DROCE_IMPAIR_MAX_HELD;
 }
 
@@ -80,7 +81,7 @@ static int fail(char *err, size_t errlen, const char *fmt, const char *a, size_t
 int droce_impair_parse(const char *s, struct droce_impair_spec *out, char *err, size_t errlen)
 {
 	static const char *const keys[] = {"drop", "reorder", "dup", "corrupt", "seed",
-					   "reorder_depth"};
+					   "reorder_depth", "ecn"};
 	struct droce_impair_spec sp = {.reorder_depth = DROCE_IMPAIR_DEFAULT_REORDER_DEPTH};
 	unsigned seen = 0;
 
@@ -108,7 +109,7 @@ int droce_impair_parse(const char *s, struct droce_impair_spec *out, char *err, 
 				break;
 		if (k == sizeof(keys) / sizeof(keys[0]))
 			return fail(err, errlen,
-				    "impair: unknown key '%s' (drop, reorder, dup, corrupt, seed, reorder_depth)",
+				    "impair: unknown key '%s' (drop, reorder, dup, corrupt, ecn, seed, reorder_depth)",
 				    s, klen);
 		if (seen & (1u << k))
 			return fail(err, errlen, "impair: key '%s' given twice", s, klen);
@@ -118,7 +119,7 @@ int droce_impair_parse(const char *s, struct droce_impair_spec *out, char *err, 
 			return fail(err, errlen, "impair: bad value for '%s'", s, klen);
 		memcpy(val, eq + 1, vlen);
 		val[vlen] = '\0';
-		if (k <= 3) {
+		if (k <= 3 || k == 6) {
 			char *e;
 			double p;
 			if (val[0] == '-' || val[0] == '+' || val[0] == ' ')
@@ -134,8 +135,10 @@ int droce_impair_parse(const char *s, struct droce_impair_spec *out, char *err, 
 				sp.reorder = p;
 			else if (k == 2)
 				sp.dup = p;
-			else
+			else if (k == 3)
 				sp.corrupt = p;
+			else
+				sp.ecn = p;
 		} else {
 			char *e;
 			unsigned long long v;
@@ -175,6 +178,7 @@ const char *droce_impair_action_name(enum droce_impair_action a)
 	case DROCE_IMPAIR_DUP: return "DUP";
 	case DROCE_IMPAIR_HOLD: return "HOLD";
 	case DROCE_IMPAIR_CORRUPT: return "CORRUPT";
+	case DROCE_IMPAIR_MARK_ECN: return "MARK_ECN";
 	}
 	return "UNKNOWN";
 }
@@ -199,6 +203,7 @@ struct droce_impair *droce_impair_create(const struct droce_impair_spec *spec)
 	}
 	imp->spec = *spec;
 	imp->rng = spec->seed;
+	imp->rng_ecn = spec->seed ^ 0xEC0EC0EC0EC0EC0Eull;
 	return imp;
 }
 
@@ -213,6 +218,7 @@ int droce_impair_set_spec(struct droce_impair *imp, const struct droce_impair_sp
 		return -EINVAL;
 	imp->spec = *spec;
 	imp->rng = spec->seed;
+	imp->rng_ecn = spec->seed ^ 0xEC0EC0EC0EC0EC0Eull;
 	return 0;
 }
 
@@ -224,6 +230,7 @@ int droce_impair_add_rule(struct droce_impair *imp, const struct droce_impair_ru
 	case DROCE_IMPAIR_DROP:
 	case DROCE_IMPAIR_DUP:
 	case DROCE_IMPAIR_CORRUPT:
+	case DROCE_IMPAIR_MARK_ECN:
 		break;
 	case DROCE_IMPAIR_HOLD:
 		if (r->hold < 1 || r->hold > DROCE_IMPAIR_MAX_HELD)
@@ -290,6 +297,55 @@ static uint32_t bth_offset(const uint8_t *f, uint32_t len)
 	return len >= off + DROCE_BTH_LEN ? off : 0;
 }
 
+/*
+ * Mark an ECN-capable IP packet Congestion Experienced, as a congested
+ * switch would (RFC 3168; A17.9 for RoCEv2). Not-ECT packets are left
+ * alone. IPv4: the header checksum is updated. @return 1 if marked.
+ */
+static int mark_ce(uint8_t *f, uint32_t len)
+{
+	uint32_t off = 14;
+	uint16_t et;
+
+	if (len < 14)
+		return 0;
+	et = droce_get_be16(f + 12);
+	if (et == DROCE_ETHERTYPE_VLAN) {
+		if (len < 18)
+			return 0;
+		et = droce_get_be16(f + 16);
+		off = 18;
+	}
+	if (et == DROCE_ETHERTYPE_IPV4) {
+		uint32_t ihl, sum = 0;
+		if (len < off + 20 || (f[off + 1] & 3u) == 0 || (f[off + 1] & 3u) == 3u)
+			return 0;
+		ihl = (f[off] & 0x0Fu) * 4u;
+		if (ihl < 20 || len < off + ihl)
+			return 0;
+		f[off + 1] |= 3u;
+		f[off + 10] = f[off + 11] = 0;
+		for (uint32_t i = 0; i < ihl; i += 2)
+			sum += droce_get_be16(f + off + i);
+		while (sum >> 16)
+			sum = (sum & 0xFFFFu) + (sum >> 16);
+		droce_put_be16(f + off + 10, (uint16_t)~sum);
+		return 1;
+	}
+	if (et == DROCE_ETHERTYPE_IPV6) {
+		/* traffic class: low nibble of byte 0, high nibble of byte 1; ECN is its low 2 bits */
+		uint8_t ecn;
+		if (len < off + 40)
+			return 0;
+		ecn = (uint8_t)((f[off + 1] >> 4) & 3u);
+		if (ecn == 0 || ecn == 3)
+			return 0;
+		f[off + 1] |= 0x30u;
+		return 1;
+	}
+	return 0;
+}
+
 static bool rule_matches(const struct droce_impair_rule *r, uint64_t nth,
 			 const uint8_t *f, uint32_t bth)
 {
@@ -334,7 +390,7 @@ struct droce_impair_verdict droce_impair_decide(struct droce_impair *imp, uint8_
 
 		if (r->count && rs->hits >= r->count)
 			continue;
-		if (r->action != DROCE_IMPAIR_CORRUPT && decided)
+		if (r->action != DROCE_IMPAIR_CORRUPT && r->action != DROCE_IMPAIR_MARK_ECN && decided)
 			continue;
 		if (!rule_matches(r, nth, frame, bth))
 			continue;
@@ -345,6 +401,10 @@ struct droce_impair_verdict droce_impair_decide(struct droce_impair *imp, uint8_
 				frame[r->offset] ^= r->xor_mask ? r->xor_mask : 0xFFu;
 				v.corrupted = 1;
 			}
+			continue;
+		}
+		if (r->action == DROCE_IMPAIR_MARK_ECN) {
+			v.ecn_marked |= mark_ce(frame, len);
 			continue;
 		}
 		v.action = r->action;
@@ -395,8 +455,12 @@ struct droce_impair_verdict droce_impair_decide(struct droce_impair *imp, uint8_
 			imp->nheld++;
 		}
 	}
+	if (imp->spec.ecn > 0 && next_unit(&imp->rng_ecn) < imp->spec.ecn)
+		v.ecn_marked |= mark_ce(frame, len);
 	if (v.corrupted)
 		imp->st.corrupted++;
+	if (v.ecn_marked)
+		imp->st.ecn_marked++;
 	switch (v.action) {
 	case DROCE_IMPAIR_DROP: imp->st.dropped++; break;
 	case DROCE_IMPAIR_DUP: imp->st.duplicated++; break;

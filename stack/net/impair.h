@@ -24,6 +24,7 @@
  *   1. programmable rules (tests): match the Nth frame, a BTH opcode and/or a
  *      PSN, act on the first K matches or on all of them;
  *   2. probabilities from a spec string "drop=P,reorder=P,dup=P,corrupt=P,seed=N"
+ *      (plus ecn=P: a congested switch marking ECN-capable packets CE)
  *      drawn from the shim's own PRNG (splitmix64), so a seed reproduces a run.
  *
  * No globals, no clock, no rand(): one shim per direction of a link, driven by
@@ -48,12 +49,13 @@ struct droce_impair_spec {
 	double reorder;         /**< probability a frame is held back (delivered late) */
 	double dup;             /**< probability a frame is delivered twice */
 	double corrupt;         /**< probability one byte of the frame is flipped */
+	double ecn;             /**< probability an ECN-capable IP packet is marked CE (A17.9) */
 	uint64_t seed;          /**< PRNG seed (0 is a valid seed) */
 	uint32_t reorder_depth; /**< a held frame waits for 1..reorder_depth later frames */
 };
 
 /**
- * Parse "drop=P,reorder=P,dup=P,corrupt=P,seed=N[,reorder_depth=N]".
+ * Parse "drop=P,reorder=P,dup=P,corrupt=P,seed=N[,ecn=P][,reorder_depth=N]".
  * Keys may come in any order and any may be left out (then 0; seed 0;
  * reorder_depth DROCE_IMPAIR_DEFAULT_REORDER_DEPTH); the empty string is no
  * impairment. P is a decimal probability in [0, 1]; N a decimal or 0x-hex
@@ -76,6 +78,7 @@ enum droce_impair_action {
 	DROCE_IMPAIR_DUP,
 	DROCE_IMPAIR_HOLD,
 	DROCE_IMPAIR_CORRUPT,   /**< rule action only: flip a byte, then go on deciding */
+	DROCE_IMPAIR_MARK_ECN,  /**< rule action only: mark CE if ECN-capable, then go on deciding */
 };
 
 /** Name of an action, e.g. "DROP". Never NULL. */
@@ -89,7 +92,7 @@ const char *droce_impair_action_name(enum droce_impair_action a);
 
 /** A programmable rule. */
 struct droce_impair_rule {
-	enum droce_impair_action action; /**< DROP, DUP, HOLD or CORRUPT */
+	enum droce_impair_action action; /**< DROP, DUP, HOLD, CORRUPT or MARK_ECN */
 	unsigned match;      /**< DROCE_IMPAIR_M_*; 0 matches every frame */
 	uint64_t nth;        /**< with M_NTH */
 	uint8_t opcode;      /**< with M_OPCODE */
@@ -110,6 +113,7 @@ struct droce_impair_stats {
 	uint64_t held;
 	uint64_t released;      /**< held frames handed back (release or flush) */
 	uint64_t corrupted;     /**< frames with a flipped byte (in addition to their verdict) */
+	uint64_t ecn_marked;    /**< frames marked CE (in addition to their verdict) */
 	uint64_t hold_overflow; /**< HOLDs turned into PASS: too many frames held */
 	uint64_t rule_hits;     /**< rule actions applied (corruptions included) */
 };
@@ -119,6 +123,7 @@ struct droce_impair_verdict {
 	enum droce_impair_action action; /**< PASS, DROP, DUP or HOLD */
 	uint32_t hold;                   /**< HOLD: later frames it waits for */
 	int corrupted;                   /**< a byte was flipped in place */
+	int ecn_marked;                  /**< the IP ECN field was set to CE in place */
 };
 
 struct droce_impair;
@@ -148,8 +153,9 @@ void droce_impair_clear_rules(struct droce_impair *imp);
 int droce_impair_set_spec(struct droce_impair *imp, const struct droce_impair_spec *spec);
 
 /**
- * Decide the fate of one frame and count it. Corruption is applied to
- * @p frame in place. On HOLD the shim keeps @p handle; every other verdict
+ * Decide the fate of one frame and count it. Corruption and ECN marking
+ * are applied to @p frame in place (marking rewrites the IPv4 header
+ * checksum; the ICRC does not cover the ECN bits, A17.4.5.1). On HOLD the shim keeps @p handle; every other verdict
  * leaves it with the caller. Each call also ages the frames already held by
  * one: the link should call droce_impair_release() after acting on the
  * verdict, to deliver those now due after this one.

@@ -154,6 +154,8 @@ static int ml_tx(void *priv, const struct droce_tx_frame *f, uint64_t now)
 			d->imp ? ml->scratch : s->data, s->len, v.action, v.corrupted);
 	if (v.corrupted)
 		d->st.corrupted++;
+	if (v.ecn_marked)
+		d->st.ecn_marked++;
 
 	switch (v.action) {
 	case DROCE_IMPAIR_DROP:

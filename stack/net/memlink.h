@@ -53,6 +53,7 @@ struct droce_memlink_stats {
 	uint64_t tx_too_big;            /**< tx() refused: frame over max_frame (-EMSGSIZE) */
 	uint64_t rx_frames, rx_bytes;   /**< handed out by rx_burst() */
 	uint64_t dropped, duplicated, held, corrupted; /**< impairment verdicts applied */
+	uint64_t ecn_marked;            /**< frames the shim marked CE */
 	uint64_t dup_nobufs;            /**< duplicates not made: no free slot */
 };
 

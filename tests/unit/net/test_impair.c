@@ -21,7 +21,8 @@
 /* ------------------------------------------------------------ helpers -- */
 
 /* Build a RoCEv2 IPv4 frame with the given opcode, PSN and payload size. */
-static size_t mkframe(uint8_t *buf, size_t cap, uint8_t opcode, uint32_t psn, uint32_t plen)
+static size_t mkframe_ip(uint8_t *buf, size_t cap, uint8_t opcode, uint32_t psn, uint32_t plen,
+			 uint8_t ipv, uint8_t ecn)
 {
 	struct droce_hdrs h;
 	uint8_t payload[2048];
@@ -30,10 +31,12 @@ static size_t mkframe(uint8_t *buf, size_t cap, uint8_t opcode, uint32_t psn, ui
 	memset(payload, 0xA5, sizeof(payload));
 	memcpy(h.net.dst_mac, "\x02\x00\x00\x00\x00\x02", 6);
 	memcpy(h.net.src_mac, "\x02\x00\x00\x00\x00\x01", 6);
-	h.net.ip_version = 4;
+	h.net.ip_version = ipv;
 	memcpy(h.net.src_ip, "\x0a\x00\x00\x01", 4);
 	memcpy(h.net.dst_ip, "\x0a\x00\x00\x02", 4);
 	h.net.ttl = 64;
+	h.net.dscp = 26;
+	h.net.ecn = ecn;
 	h.net.sport = 0xC000;
 	h.net.dport = 4791;
 	h.bth.opcode = opcode;
@@ -42,6 +45,11 @@ static size_t mkframe(uint8_t *buf, size_t cap, uint8_t opcode, uint32_t psn, ui
 	h.bth.psn = psn;
 	h.payload_len = plen;
 	return droce_build_frame(buf, cap, &h, plen ? payload : NULL);
+}
+
+static size_t mkframe(uint8_t *buf, size_t cap, uint8_t opcode, uint32_t psn, uint32_t plen)
+{
+	return mkframe_ip(buf, cap, opcode, psn, plen, 4, 0);
 }
 
 static struct droce_impair *mk(const char *spec)
@@ -73,6 +81,8 @@ static void test_parse_full(void **state)
 	assert_int_equal(droce_impair_parse("seed=0x10,reorder_depth=5", &s, err, sizeof(err)), 0);
 	assert_true(s.seed == 16);
 	assert_int_equal(s.reorder_depth, 5);
+	assert_int_equal(droce_impair_parse("ecn=0.25", &s, err, sizeof(err)), 0);
+	assert_true(s.ecn == 0.25);
 	assert_true(s.drop == 0.0);
 
 	assert_int_equal(droce_impair_parse("", &s, err, sizeof(err)), 0);
@@ -98,6 +108,7 @@ static void test_parse_errors(void **state)
 		{"seed=99999999999999999999999", "unsigned integer"},
 		{"reorder_depth=0", "out of range"},
 		{"reorder_depth=65", "out of range"},
+		{"ecn=2", "probability"},
 	};
 	struct droce_impair_spec s = {.drop = 0.5};
 
@@ -394,6 +405,76 @@ static void test_action_names(void **state)
 	assert_string_equal(droce_impair_action_name(DROCE_IMPAIR_DROP), "DROP");
 	assert_string_equal(droce_impair_action_name(DROCE_IMPAIR_HOLD), "HOLD");
 	assert_string_equal(droce_impair_action_name((enum droce_impair_action)99), "UNKNOWN");
+}
+
+
+/* IPv4 header checksum over @p ihl bytes at @p ip is valid. */
+static int ipv4_csum_ok(const uint8_t *ip)
+{
+	uint32_t sum = 0, ihl = (ip[0] & 0x0Fu) * 4u;
+	for (uint32_t i = 0; i < ihl; i += 2)
+		sum += (uint32_t)ip[i] << 8 | ip[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xFFFFu) + (sum >> 16);
+	return sum == 0xFFFFu;
+}
+
+/* ECN marking (A17.9): ECT packets become CE, Not-ECT ones are left alone; the ICRC still holds. */
+static void test_ecn_marking(void **state)
+{
+	struct droce_impair *imp = mk("ecn=1,seed=4");
+	struct droce_pkt pkt;
+	uint8_t f[256], orig[256];
+	uint32_t len;
+
+	/* IPv4 ECT(0) */
+	len = (uint32_t)mkframe_ip(f, sizeof(f), DROCE_OP_RC_SEND_ONLY, 3, 20, 4, 2);
+	memcpy(orig, f, len);
+	assert_true(ipv4_csum_ok(f + 14));
+	struct droce_impair_verdict v = droce_impair_decide(imp, f, len, NULL);
+	assert_true(v.ecn_marked);
+	assert_int_equal(v.action, DROCE_IMPAIR_PASS);
+	assert_int_equal(droce_parse(f, len, &pkt, 0), DROCE_PARSE_OK);
+	assert_int_equal(pkt.h.net.ecn, 3);
+	assert_int_equal(pkt.h.net.dscp, 26);
+	assert_true(ipv4_csum_ok(f + 14));
+	/* only the TOS byte and the checksum changed */
+	for (uint32_t i = 0; i < len; i++)
+		if (i != 15 && i != 24 && i != 25)
+			assert_int_equal(f[i], orig[i]);
+	/* Not-ECT: untouched */
+	len = (uint32_t)mkframe_ip(f, sizeof(f), DROCE_OP_RC_SEND_ONLY, 3, 20, 4, 0);
+	memcpy(orig, f, len);
+	v = droce_impair_decide(imp, f, len, NULL);
+	assert_false(v.ecn_marked);
+	assert_memory_equal(f, orig, len);
+	/* IPv6 ECT(1) */
+	len = (uint32_t)mkframe_ip(f, sizeof(f), DROCE_OP_RC_SEND_ONLY, 3, 20, 6, 1);
+	v = droce_impair_decide(imp, f, len, NULL);
+	assert_true(v.ecn_marked);
+	assert_int_equal(droce_parse(f, len, &pkt, 0), DROCE_PARSE_OK);
+	assert_int_equal(pkt.h.net.ecn, 3);
+	assert_int_equal(pkt.h.net.dscp, 26);
+	struct droce_impair_stats st;
+	droce_impair_get_stats(imp, &st);
+	assert_int_equal(st.ecn_marked, 2);
+	droce_impair_destroy(imp);
+
+	/* a rule marks the Nth frame; ecn=P draws do not disturb the drop stream */
+	imp = droce_impair_create(NULL);
+	struct droce_impair_rule r = {.action = DROCE_IMPAIR_MARK_ECN, .match = DROCE_IMPAIR_M_NTH, .nth = 2};
+	assert_int_equal(droce_impair_add_rule(imp, &r), 0);
+	len = (uint32_t)mkframe_ip(f, sizeof(f), DROCE_OP_RC_SEND_ONLY, 3, 20, 4, 2);
+	memcpy(orig, f, len);
+	assert_false(droce_impair_decide(imp, f, len, NULL).ecn_marked);
+	assert_true(droce_impair_decide(imp, f, len, NULL).ecn_marked);
+	droce_impair_destroy(imp);
+
+	uint8_t a1[2000], a2[2000];
+	unsigned c1[5], c2[5];
+	run_stream("drop=0.3,seed=9", 2000, a1, c1);
+	run_stream("drop=0.3,ecn=0.5,seed=9", 2000, a2, c2);
+	assert_memory_equal(a1, a2, 2000);
 }
 
 /* ------------------------------------------------------------ memlink -- */
@@ -695,6 +776,7 @@ int main(void)
 		cmocka_unit_test(test_probabilities_seeded),
 		cmocka_unit_test(test_random_corrupt_skips_ethernet),
 		cmocka_unit_test(test_action_names),
+		cmocka_unit_test(test_ecn_marking),
 		cmocka_unit_test(test_memlink_roundtrip),
 		cmocka_unit_test(test_memlink_too_big),
 		cmocka_unit_test(test_memlink_impaired),

@@ -40,7 +40,7 @@ struct pkt_rec {
 	uint8_t dscp, ecn, ttl;
 	uint16_t sport, dport;
 	uint8_t opcode;
-	bool ackreq, se;
+	bool ackreq, se, becn;
 	uint32_t psn, dqpn;
 	uint32_t payload_len;
 	uint8_t syndrome;              /**< AETH */
