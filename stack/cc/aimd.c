@@ -15,6 +15,7 @@ static void aimd_init(struct droce_cc_state *s, uint32_t max_pkts, uint64_t max_
 		      uint64_t now)
 {
 	s->max_pkts = s->wnd_pkts = max_pkts;
+	s->losses = s->cnps = 0;
 	s->max_bytes = s->wnd_bytes = max_bytes;
 	s->u.aimd.last_cut = 0;
 }

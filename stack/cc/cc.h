@@ -22,6 +22,14 @@ struct droce_cc_state {
 		struct {
 			uint64_t last_cut;  /**< time of the last decrease */
 		} aimd;
+		struct {
+			double rc, rt;      /**< current and target rate, bytes per ns */
+			double alpha;       /**< congestion estimate */
+			uint64_t next_tx;   /**< pacing: earliest time of the next packet */
+			uint64_t last_cnp;  /**< time of the last CNP (alpha decay, increase) */
+			uint64_t last_inc;  /**< time of the last rate-increase step */
+			uint32_t inc_rounds;/**< increase steps since the last cut */
+		} dcqcn;
 	} u;
 	uint64_t losses, cnps;  /**< events seen, for stats */
 };
@@ -42,6 +50,8 @@ struct droce_cc_algo {
 			 uint64_t inflight_bytes, uint32_t bytes, uint64_t now);
 	/** Earliest time the next packet may leave (pacing); <= now = at once. */
 	uint64_t (*next_send_time)(const struct droce_cc_state *s, uint64_t now);
+	/** A packet of @p bytes (payload) left at @p now. May be NULL. */
+	void (*on_sent)(struct droce_cc_state *s, uint32_t bytes, uint64_t now);
 };
 
 /** Find an algorithm by name; NULL (the argument) gives the default ("fixed"). */
@@ -52,5 +62,14 @@ extern const struct droce_cc_algo *const droce_cc_registry[];
 
 extern const struct droce_cc_algo droce_cc_fixed;
 extern const struct droce_cc_algo droce_cc_aimd;
+extern const struct droce_cc_algo droce_cc_dcqcn;
+
+/** DCQCN parameters (Zhu et al., SIGCOMM 2015; the defaults of mlx5). */
+#define DROCE_DCQCN_LINE_RATE_BPNS 12.5  /* 100 Gbit/s in bytes per ns */
+#define DROCE_DCQCN_MIN_RATE_BPNS 0.0125 /* 100 Mbit/s */
+#define DROCE_DCQCN_G (1.0 / 256.0)
+#define DROCE_DCQCN_PERIOD_NS 55000u     /* alpha decay and rate-increase period */
+#define DROCE_DCQCN_FAST_ROUNDS 5u       /* fast-recovery steps before additive increase */
+#define DROCE_DCQCN_RAI_BPNS 0.005       /* additive increase: 40 Mbit/s per step */
 
 #endif

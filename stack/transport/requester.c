@@ -236,6 +236,8 @@ enum droce_tx_result droce_req_tx(struct droce_qp *qp, uint64_t now, unsigned qu
 			qp->snd_max = next_psn;
 		}
 		qp->pkts_since_ackreq = h.bth.ack_req ? 0 : qp->pkts_since_ackreq + 1;
+		if (qp->cc->on_sent)
+			qp->cc->on_sent(&qp->ccs, h.payload_len, now);
 		if (!qp->rto_deadline)
 			arm_rto(qp, now);
 		qp->cur_psn = next_psn;

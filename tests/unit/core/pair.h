@@ -39,6 +39,7 @@ struct tl_pair {
 	struct tl_dir dir[2];   /* dir[0]: side 0 -> side 1 */
 	struct tl_end end[2];
 	tl_drop_fn drop;
+	bool ecn_mark;          /* set ECN CE on every IPv4 frame side 0 sends */
 	void *arg;
 	uint64_t sent[2];
 	uint64_t dropped;
@@ -64,6 +65,8 @@ static int tl_tx(void *link, const struct droce_tx_frame *f, uint64_t now)
 	}
 	memcpy(b + o, f->trailer, f->trailer_len);
 	p->sent[e->side]++;
+	if (p->ecn_mark && e->side == 0 && b[12] == 0x08 && b[13] == 0x00)
+		b[15] |= 3; /* IPv4 TOS: ECN CE (the ICRC masks it, A17.4.5) */
 	if (p->drop && p->drop(p, e->side, b, len)) {
 		p->dropped++;
 		return 0;
@@ -116,6 +119,8 @@ struct bed {
 	enum droce_mtu mtu;
 };
 
+static const char *bed_cc; /* congestion control for the next bed_new() */
+
 static inline struct droce_ctx *bed_ctx(struct tl_pair *l, int side)
 {
 	struct droce_ctx_params p;
@@ -126,6 +131,7 @@ static inline struct droce_ctx *bed_ctx(struct tl_pair *l, int side)
 	p.mac[0] = 2;
 	p.mac[5] = (uint8_t)(1 + side);
 	p.seed = 1234 + (uint64_t)side;
+	p.cc = bed_cc;
 	l->end[side].pair = l;
 	l->end[side].side = side;
 	p.link.ops = &tl_ops;
