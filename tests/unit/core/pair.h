@@ -120,14 +120,15 @@ struct bed {
 };
 
 static const char *bed_cc; /* congestion control for the next bed_new() */
+static int bed_ipv = 4;    /* IP version for the next bed_new() */
 
 static inline struct droce_ctx *bed_ctx(struct tl_pair *l, int side)
 {
 	struct droce_ctx_params p;
 	droce_ctx_params_init(&p);
-	p.ip_version = 4;
-	p.ip[0] = 10;
-	p.ip[3] = (uint8_t)(1 + side);
+	p.ip_version = (uint8_t)bed_ipv;
+	p.ip[0] = bed_ipv == 4 ? 10 : 0xFD;
+	p.ip[bed_ipv == 4 ? 3 : 15] = (uint8_t)(1 + side);
 	p.mac[0] = 2;
 	p.mac[5] = (uint8_t)(1 + side);
 	p.seed = 1234 + (uint64_t)side;
@@ -156,9 +157,9 @@ static inline int bed_connect_qp(struct bed *b, int i, unsigned access, uint32_t
 	a.rq_psn = rq_psn;
 	a.max_dest_rd_atomic = 16;
 	a.min_rnr_timer = 1;
-	a.ah_attr.ip_version = 4;
-	a.ah_attr.dst_ip[0] = 10;
-	a.ah_attr.dst_ip[3] = (uint8_t)(2 - i);
+	a.ah_attr.ip_version = (uint8_t)bed_ipv;
+	a.ah_attr.dst_ip[0] = bed_ipv == 4 ? 10 : 0xFD;
+	a.ah_attr.dst_ip[bed_ipv == 4 ? 3 : 15] = (uint8_t)(2 - i);
 	a.ah_attr.dst_mac[0] = 2;
 	a.ah_attr.dst_mac[5] = (uint8_t)(2 - i);
 	a.ah_attr.dscp = 26;

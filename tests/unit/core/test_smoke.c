@@ -494,6 +494,39 @@ static void test_many_qps_lossy(void **state)
 	bed_free(bd);
 }
 
+/* The same operations over IPv6 contexts (40-byte header, ICRC masks the
+ * traffic class, flow label and hop limit), with a loss to exercise the
+ * retransmission path too. */
+static void test_ipv6(void **state)
+{
+	bed_ipv = 6;
+	struct bed *bd = bed_new(DROCE_MTU_2048, 77, 88);
+	bed_ipv = 4;
+	assert_non_null(bd);
+	struct mem m;
+	mem_init(bd, &m);
+	bd->link->drop = drop_by_rule;
+	nrules = 1;
+	rules[0] = (struct drop_rule){ 0, -1, 78, 1 };
+	assert_int_equal(post_recv(bd, &m, 5, 30000, 10000), 0);
+	assert_int_equal(post(bd, &m, DROCE_WR_RDMA_WRITE, 1, 0, 7000, 0, m.mb->rkey), 0); /* 77..80 */
+	assert_int_equal(post(bd, &m, DROCE_WR_SEND, 2, 9, 5000, 0, 0), 0);
+	assert_int_equal(post(bd, &m, DROCE_WR_RDMA_READ, 3, 40000, 6000, 100, m.mb->rkey), 0);
+	bed_run(bd, 100000, UINT64_MAX);
+	expect_wc(bd->s[0].scq, 1, DROCE_WC_SUCCESS, DROCE_WC_RDMA_WRITE, 7000);
+	expect_wc(bd->s[0].scq, 2, DROCE_WC_SUCCESS, DROCE_WC_SEND, 5000);
+	expect_wc(bd->s[0].scq, 3, DROCE_WC_SUCCESS, DROCE_WC_RDMA_READ, 6000);
+	expect_wc(bd->s[1].rcq, 5, DROCE_WC_SUCCESS, DROCE_WC_RECV, 5000);
+	assert_memory_equal(m.b, m.a, 7000);
+	assert_memory_equal(m.b + 30000, m.a + 9, 5000);
+	assert_memory_equal(m.a + 40000, m.a + 100, 6000);
+	assert_int_equal(rules[0].times, 0);
+	nrules = 0;
+	bd->link->drop = NULL;
+	mem_free(&m);
+	bed_free(bd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -508,6 +541,7 @@ int main(void)
 		cmocka_unit_test(test_remote_access_error),
 		cmocka_unit_test(test_retry_exhausted),
 		cmocka_unit_test(test_many_qps_lossy),
+		cmocka_unit_test(test_ipv6),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
