@@ -34,6 +34,7 @@ enum resp_state {
 	RESPST_DUPLICATE,
 	RESPST_OUT_OF_SEQ,
 	RESPST_RNR,
+	RESPST_BUSY,              /* response queue full: drop, the requester retries */
 	RESPST_ERR_INVALID_REQ,   /* NAK invalid request, QP -> ERR */
 	RESPST_ERR_ACCESS,        /* NAK remote access, QP -> ERR */
 	RESPST_ERR_LENGTH,        /* SEND too long: LOC_LEN_ERR + NAK invalid request */
@@ -87,7 +88,9 @@ static void queue_ack(struct droce_qp *qp, uint32_t psn)
 		qp->ack_pending = true;
 		qp->ack_psn = psn;
 	}
-	if (qp->unacked >= DROCE_DEFAULT_ACK_COALESCE) {
+	/* Coalescing-bound ACKs never take the room READ/atomic jobs need. */
+	if (qp->unacked >= DROCE_DEFAULT_ACK_COALESCE &&
+	    qp->job_tail - qp->job_head < DROCE_RESP_JOBS - DROCE_QP_MAX_RD_ATOMIC - 1) {
 		struct droce_resp_job *j = job_push(qp);
 		if (j) {
 			j->type = DROCE_RES_ACK;
@@ -254,9 +257,13 @@ static enum resp_state chk_resource(struct resp_ctx *c)
 	}
 	if (f & (DROCE_OPF_READ | DROCE_OPF_ATOMIC)) {
 		uint32_t max = qp->attr.max_dest_rd_atomic ? qp->attr.max_dest_rd_atomic : 1;
-		/* 9.7.5.2.x: more outstanding READ/atomics than negotiated. */
-		if (qp->jobs_new >= max || qp->job_tail - qp->job_head >= DROCE_RESP_JOBS)
+		/* More outstanding READ/atomics than negotiated: NAK invalid request. */
+		if (qp->jobs_new >= max)
 			return RESPST_ERR_INVALID_REQ;
+		/* Queue full of duplicate answers (output blocked): not the peer's
+		 * fault; drop as if lost, the requester retries. */
+		if (qp->job_tail - qp->job_head >= DROCE_RESP_JOBS)
+			return RESPST_BUSY;
 	}
 	return RESPST_CHK_RKEY;
 }
@@ -552,6 +559,10 @@ void droce_resp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t no
 		case RESPST_DUPLICATE: s = duplicate(&c); break;
 		case RESPST_OUT_OF_SEQ: s = out_of_seq(&c); break;
 		case RESPST_RNR: s = rnr(&c); break;
+		case RESPST_BUSY:
+			droce_ctx_drop(qp->ctx, qp, DROCE_DROP_RESP_BUSY);
+			s = RESPST_EXIT;
+			break;
 		case RESPST_ERR_INVALID_REQ: s = err_nak(&c, DROCE_NAK_INVALID_REQ); break;
 		case RESPST_ERR_ACCESS: s = err_nak(&c, DROCE_NAK_REMOTE_ACCESS); break;
 		case RESPST_ERR_LENGTH: s = err_length(&c); break;
