@@ -289,6 +289,20 @@ void droce_qp_fail_send(struct droce_qp *qp, enum droce_wc_status status, uint32
 /** Headers of one of @p qp's frames into @p buf (DROCE_HDR_SCRATCH bytes): droce_build_hdrs, faster. */
 size_t droce_qp_build_hdrs(const struct droce_qp *qp, uint8_t *buf, const struct droce_hdrs *h);
 
+/**
+ * A packet for @p qp arrived with ECN CE (A17.9): count it and queue a CNP
+ * to the peer QP (the reaction point), at most one per DROCE_CNP_INTERVAL_NS.
+ * Responder (requests marked) and requester (READ responses marked) alike.
+ */
+static inline void droce_qp_ecn_ce(struct droce_qp *qp, uint64_t now)
+{
+	qp->stats.ecn_marked++;
+	if (!qp->last_cnp || now - qp->last_cnp >= DROCE_CNP_INTERVAL_NS) {
+		qp->cnp_pending = true;
+		droce_qp_kick(qp);
+	}
+}
+
 /** Build and send one frame from @p h and payload segments. @return 0 or -ENOBUFS. */
 int droce_qp_xmit(struct droce_qp *qp, const struct droce_hdrs *h,
 		  const struct droce_seg *seg, unsigned nseg, uint64_t now);

@@ -347,7 +347,7 @@ void droce_comp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t no
 	qp->stats.rx_pkts++;
 	qp->stats.rx_bytes += pkt->h.payload_len;
 	if (pkt->h.net.ecn == 3)
-		qp->stats.ecn_marked++;
+		droce_qp_ecn_ce(qp, now); /* READ responses: we are the notification point */
 	uint32_t psn = pkt->h.bth.psn;
 	if (droce_psn_diff(psn, qp->snd_max) >= 0) {
 		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_GHOST_RESP);

@@ -530,14 +530,8 @@ void droce_resp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t no
 	}
 	qp->stats.rx_pkts++;
 	qp->stats.rx_bytes += pkt->h.payload_len;
-	if (pkt->h.net.ecn == 3) {
-		/* A17.9: congestion experienced; answer with a CNP, rate-limited. */
-		qp->stats.ecn_marked++;
-		if (!qp->last_cnp || now - qp->last_cnp >= DROCE_CNP_INTERVAL_NS) {
-			qp->cnp_pending = true;
-			droce_qp_kick(qp);
-		}
-	}
+	if (pkt->h.net.ecn == 3)
+		droce_qp_ecn_ce(qp, now);
 	struct resp_ctx c = {
 		.qp = qp,
 		.pkt = pkt,
