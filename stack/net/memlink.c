@@ -132,14 +132,16 @@ static int ml_tx(void *priv, const struct droce_tx_frame *f, uint64_t now)
 		d->st.tx_nobufs++;
 		return -ENOBUFS;
 	}
-	memcpy(s->data, f->hdr, f->hdr_len);
+	if (f->hdr_len)
+		memcpy(s->data, f->hdr, f->hdr_len);
 	off = f->hdr_len;
 	for (unsigned i = 0; i < f->nseg; i++) {
 		if (f->seg[i].len)
 			memcpy(s->data + off, f->seg[i].addr, f->seg[i].len);
 		off += f->seg[i].len;
 	}
-	memcpy(s->data + off, f->trailer, f->trailer_len);
+	if (f->trailer_len)
+		memcpy(s->data + off, f->trailer, f->trailer_len);
 	s->len = off + f->trailer_len;
 	d->st.tx_frames++;
 	d->st.tx_bytes += s->len;
