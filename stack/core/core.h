@@ -244,6 +244,7 @@ struct droce_ctx {
 	struct droce_ctx_stats stats;
 	struct droce_qp **qps;        /* by index; QPN = index + DROCE_QPN_BASE */
 	uint32_t nqps;
+	uint32_t qp_hi;               /* one past the highest index ever used (scan bound) */
 	struct droce_mr_slot *mrs;
 	uint32_t nmrs_used;
 	struct droce_qp *ready_head, *ready_tail;

@@ -215,7 +215,7 @@ static void run_timers(struct droce_ctx *ctx, uint64_t now)
 	if (now < ctx->timer_min)
 		return;
 	ctx->timer_min = UINT64_MAX;
-	for (uint32_t i = 0; i < ctx->p.max_qps; i++) {
+	for (uint32_t i = 0; i < ctx->qp_hi; i++) {
 		struct droce_qp *qp = ctx->qps[i];
 		if (qp && (qp->rto_deadline || qp->rnr_deadline || qp->pace_deadline))
 			droce_req_timers(qp, now);
@@ -281,7 +281,7 @@ uint64_t droce_ctx_next_deadline(const struct droce_ctx *ctx)
 	if (!ctx)
 		return UINT64_MAX;
 	uint64_t t = UINT64_MAX;
-	for (uint32_t i = 0; i < ctx->p.max_qps; i++) {
+	for (uint32_t i = 0; i < ctx->qp_hi; i++) {
 		const struct droce_qp *qp = ctx->qps[i];
 		if (!qp)
 			continue;

@@ -112,6 +112,8 @@ struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_in
 	qp->mtu = droce_mtu_bytes(qp->attr.path_mtu);
 	ctx->qps[idx] = qp;
 	ctx->nqps++;
+	if (idx + 1 > ctx->qp_hi)
+		ctx->qp_hi = idx + 1;
 	return qp;
 }
 
