@@ -657,6 +657,33 @@ static void test_destroy_qp_in_flight(void **state)
 	assert_int_equal(droce_ctx_next_deadline(p->ctx[SIDE_A]), UINT64_MAX);
 }
 
+
+/* A send CQ too small for the traffic: the overflow is reported and the QP that overflowed it goes to ERR. */
+static void test_cq_overflow_in_traffic(void **state)
+{
+	struct fx *f = *state;
+	struct pair *p = &f->p;
+	struct conn c2;
+	struct conn_opts o = f->o;
+	struct droce_wc wc[16];
+
+	o.cq_depth = 4;
+	o.sq_psn[0] = 0x3000;
+	o.sq_psn[1] = 0x4000;
+	pair_connect(p, &c2, &o);
+	for (uint64_t i = 0; i < 8; i++)
+		assert_int_equal(post_rdma(c2.qp[SIDE_A], DROCE_WR_RDMA_WRITE, i, f->amr, 0, 16, f->rb,
+					   f->bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	pair_run(p, 1000000000ull);
+	/* the WRITEs themselves went through and were acknowledged */
+	assert_int_equal(rec_naks(p, 0, B_TO_A, DROCE_NAK_PSN_SEQ_ERR), 0);
+	int r = droce_poll_cq(c2.scq[SIDE_A], 16, wc);
+	if (r >= 0)
+		r = droce_poll_cq(c2.scq[SIDE_A], 16, wc);
+	assert_int_equal(r, -EOVERFLOW);
+	assert_int_equal(qp_state(c2.qp[SIDE_A]), DROCE_QPS_ERR);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -680,6 +707,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_illegal_transitions, setup_reset, teardown),
 		T(test_cq_overflow),
 		T(test_modify_to_err_flushes),
+		T(test_cq_overflow_in_traffic),
 		T(test_unsignaled_error_completes),
 		T(test_bad_lkey),
 		T(test_sge_past_mr),

@@ -524,6 +524,32 @@ static void test_explicit_udp_sport(void **state)
 	(void)state;
 }
 
+
+/* sq_sig_all: every send WR completes, signaled or not. */
+static void test_sq_sig_all(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct droce_wc wc[4];
+
+	(void)state;
+	pair_init(&f->p, NULL);
+	conn_opts_default(&f->o);
+	f->o.sq_sig_all = 1;
+	f->mtu = 1024;
+	pair_connect(&f->p, &f->c, &f->o);
+	f->amr = pair_mr(&f->p, SIDE_A, 4096, f->o.access, 0);
+	f->bmr = pair_mr(&f->p, SIDE_B, 4096, f->o.access, 0);
+	for (uint64_t i = 0; i < 3; i++)
+		assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, i, f->amr, 0, 10,
+					   (uint64_t)(uintptr_t)f->bmr->addr, f->bmr->rkey, 0, 0), 0);
+	assert_int_equal(pair_wait(&f->p, f->c.scq[SIDE_A], 3, wc, 1000000000ull), 3);
+	for (int i = 0; i < 3; i++) {
+		assert_true(wc[i].wr_id == (uint64_t)i);
+		assert_int_equal(wc[i].status, DROCE_WC_SUCCESS);
+	}
+	fx_teardown(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -547,6 +573,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_solicited, setup_1024, teardown),
 		cmocka_unit_test_setup_teardown(test_headers, setup_1024, teardown),
 		cmocka_unit_test(test_explicit_udp_sport),
+		cmocka_unit_test(test_sq_sig_all),
 		cmocka_unit_test_setup_teardown(test_atomics, setup_v6, teardown),
 	};
 	return droce_test_run(__FILE__, tests, sizeof(tests) / sizeof(tests[0]));
