@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "pair.h"
+#include "wire/hdr.h"
 #include "wire/opcode.h"
 
 #define BUF 65536
@@ -385,6 +386,39 @@ static void test_remote_access_error(void **state)
 	bed_free(bd);
 }
 
+/* A receive WQE whose lkey is bad: the SEND that meets it gets NAK remote
+ * operational error (REM_OP_ERR at the requester), the receive completes
+ * LOC_PROT_ERR, both QPs end in ERR. */
+static void test_bad_recv_lkey(void **state)
+{
+	struct bed *bd = bed_new(DROCE_MTU_1024, 10, 20);
+	assert_non_null(bd);
+	struct mem m;
+	mem_init(bd, &m);
+	struct droce_sge sge = { (uintptr_t)m.b, 100, m.mb->lkey ^ 0x5A };
+	struct droce_recv_wr rw = { .wr_id = 9, .sg_list = &sge, .num_sge = 1 };
+	struct droce_recv_wr *rbad;
+	assert_int_equal(droce_post_recv(bd->s[1].qp, &rw, &rbad), 0); /* not a post error */
+	assert_int_equal(post(bd, &m, DROCE_WR_SEND, 1, 0, 50, 0, 0), 0);
+	bed_run(bd, 1000, UINT64_MAX);
+	struct droce_wc wc;
+	assert_int_equal(droce_poll_cq(bd->s[0].scq, 1, &wc), 1);
+	assert_int_equal(wc.status, DROCE_WC_REM_OP_ERR);
+	assert_int_equal(droce_poll_cq(bd->s[1].rcq, 1, &wc), 1);
+	assert_int_equal(wc.wr_id, 9);
+	assert_int_equal(wc.status, DROCE_WC_LOC_PROT_ERR);
+	struct droce_qp_stats st;
+	droce_qp_get_stats(bd->s[1].qp, &st);
+	assert_int_equal(st.nak_sent[DROCE_NAK_REMOTE_OP], 1);
+	struct droce_qp_attr a;
+	droce_query_qp(bd->s[0].qp, &a, 0);
+	assert_int_equal(a.qp_state, DROCE_QPS_ERR);
+	droce_query_qp(bd->s[1].qp, &a, 0);
+	assert_int_equal(a.qp_state, DROCE_QPS_ERR);
+	mem_free(&m);
+	bed_free(bd);
+}
+
 static bool drop_all_from_0(struct tl_pair *p, int dir, const uint8_t *f, uint32_t len)
 {
 	return dir == 0;
@@ -539,6 +573,7 @@ int main(void)
 		cmocka_unit_test(test_rnr_then_success),
 		cmocka_unit_test(test_rnr_exhausted),
 		cmocka_unit_test(test_remote_access_error),
+		cmocka_unit_test(test_bad_recv_lkey),
 		cmocka_unit_test(test_retry_exhausted),
 		cmocka_unit_test(test_many_qps_lossy),
 		cmocka_unit_test(test_ipv6),
