@@ -311,6 +311,9 @@ static int flow_completions(struct flow *f)
 static void flow_final(struct flow *f)
 {
 	assert_int_equal(f->rqcount, 0);
+	assert_int_equal(f->fcount, 0);
+	assert_int_equal(qp_state(f->qp), DROCE_QPS_RTS);
+	assert_int_equal(qp_state(f->rqp), DROCE_QPS_RTS);
 	for (unsigned i = 0; i < NATOMIC; i++) {
 		uint64_t v;
 		memcpy(&v, f->r + R_ATOMIC + i * 8, 8);
