@@ -16,6 +16,7 @@
  *     messages=N (100000; env DROCE_SOAK_MESSAGES)  seed=N (1)  mtu=256..4096 (1024)
  *     impair=SPEC (drop=0.01,reorder=0.01,dup=0.001; the seed is added per direction)
  *     qps=N (1..4)  bidir=0|1  inflight=1..16
+ *     recvs=1..64 (64): receive WQEs kept posted; few means RNR NAKs under load
  *   Two bare numbers are taken as messages and seed.
  */
 #include <setjmp.h>
@@ -48,7 +49,8 @@ static struct {
 	unsigned qps;
 	int bidir;
 	unsigned inflight;
-} g = {100000, 1, 1024, "drop=0.01,reorder=0.01,dup=0.001", 1, 0, SLOTS};
+	unsigned recvs;
+} g = {100000, 1, 1024, "drop=0.01,reorder=0.01,dup=0.001", 1, 0, SLOTS, NRECV};
 
 /* With DROCE_SOAK_DUMP set: the tap records, and a failure prints the last frames. */
 static struct pair *g_pair;
@@ -150,7 +152,7 @@ static void flow_init(struct pair *p, struct flow *f, unsigned no, struct conn *
 		f->model[i] = rng_next(&f->rng);
 		memcpy(f->r + R_ATOMIC + i * 8, &f->model[i], 8);
 	}
-	for (unsigned i = 0; i < NRECV; i++)
+	for (unsigned i = 0; i < g.recvs; i++)
 		assert_int_equal(post_recv_buf(f->rqp, i, f->rmr, R_RECV + i * SLOT, SLOT), 0);
 }
 
@@ -424,6 +426,7 @@ static void test_soak(void **state)
 	       (unsigned long long)sa.retrans_pkts, (unsigned long long)sb.dup_reqs,
 	       (unsigned long long)sb.out_of_seq,
 	       (unsigned long long)sb.nak_sent[DROCE_NAK_PSN_SEQ_ERR]);
+	printf("soak: RNR NAKs %llu sent by B (QP pair 0)\n", (unsigned long long)sb.rnr_nak_sent);
 	printf("soak: virtual time %.3f s, wall time %.2f s\n", (double)(p.now - 1000000) / 1e9, wall);
 	/* the impairment did happen, and was recovered from */
 	struct droce_impair_spec sp;
@@ -463,6 +466,8 @@ static void parse_arg(const char *a, int pos)
 		g.bidir = atoi(v);
 	else if (k == 8 && !strncmp(a, "inflight", k))
 		g.inflight = (unsigned)strtoul(v, NULL, 0);
+	else if (k == 5 && !strncmp(a, "recvs", k))
+		g.recvs = (unsigned)strtoul(v, NULL, 0);
 	else {
 		fprintf(stderr, "unknown option %s\n", a);
 		exit(2);
@@ -481,8 +486,9 @@ int main(int argc, char **argv)
 		if (!strchr(argv[i], '='))
 			pos++;
 	}
-	if (g.qps < 1 || g.qps > 4 || g.inflight < 1 || g.inflight > SLOTS) {
-		fprintf(stderr, "qps must be 1..4, inflight 1..%u\n", SLOTS);
+	if (g.qps < 1 || g.qps > 4 || g.inflight < 1 || g.inflight > SLOTS || g.recvs < 1 ||
+	    g.recvs > NRECV) {
+		fprintf(stderr, "qps must be 1..4, inflight 1..%u, recvs 1..%u\n", SLOTS, NRECV);
 		return 2;
 	}
 	const struct CMUnitTest tests[] = {
