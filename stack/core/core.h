@@ -191,7 +191,7 @@ struct droce_qp {
 	uint32_t npsn;                /* next PSN for a new WQE */
 	uint32_t snd_max;             /* one past the highest PSN ever sent */
 	uint32_t una_psn;             /* oldest unacknowledged PSN */
-	uint64_t bseq_next, acked_bseq, cur_bseq;
+	uint64_t bseq_next, acked_bseq; /* byte sequence: next new byte, first unACKed byte */
 	uint32_t rd_inflight;         /* READ/atomic sent, not complete */
 	uint32_t pkts_since_ackreq;
 	uint8_t retry_left, rnr_left;

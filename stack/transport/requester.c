@@ -36,7 +36,7 @@ void droce_req_reset(struct droce_qp *qp)
 {
 	qp->cur_pkt = 0;
 	qp->cur_psn = qp->npsn = qp->snd_max = qp->una_psn = 0;
-	qp->bseq_next = qp->acked_bseq = qp->cur_bseq = 0;
+	qp->bseq_next = qp->acked_bseq = 0;
 	qp->rd_inflight = 0;
 	qp->pkts_since_ackreq = 0;
 	qp->rnr_wait = false;
