@@ -396,8 +396,9 @@ static enum resp_state execute(struct resp_ctx *c)
 
 static const struct droce_rd_res *find_res(const struct droce_qp *qp, uint8_t type, uint32_t psn)
 {
-	for (unsigned i = 0; i < DROCE_QP_MAX_RD_ATOMIC; i++) {
-		const struct droce_rd_res *r = &qp->res[i];
+	/* Newest first: after a PSN wrap an entry 2^24 PSNs old may alias. */
+	for (unsigned k = 1; k <= DROCE_QP_MAX_RD_ATOMIC; k++) {
+		const struct droce_rd_res *r = &qp->res[(qp->res_next - k) % DROCE_QP_MAX_RD_ATOMIC];
 		if (r->type == type && droce_psn_diff(psn, r->first_psn) >= 0 &&
 		    droce_psn_diff(psn, r->last_psn) <= 0)
 			return r;
