@@ -13,6 +13,7 @@
 struct slot {
 	uint8_t *data;
 	uint32_t len;
+	uint64_t ready;           /* earliest time the receiver may see it */
 };
 
 struct dir {
@@ -25,6 +26,7 @@ struct dir {
 	unsigned nslots;
 	unsigned outstanding;     /* handed out by rx_burst, not yet released */
 	int keep_held;            /* do not flush held frames when the FIFO runs dry */
+	uint64_t delay;           /* one-way latency, ns */
 	struct droce_impair *imp;
 	struct droce_memlink_stats st;
 };
@@ -143,6 +145,7 @@ static int ml_tx(void *priv, const struct droce_tx_frame *f, uint64_t now)
 	if (f->trailer_len)
 		memcpy(s->data + off, f->trailer, f->trailer_len);
 	s->len = off + f->trailer_len;
+	s->ready = now + d->delay;
 	d->st.tx_frames++;
 	d->st.tx_bytes += s->len;
 
@@ -173,6 +176,7 @@ static int ml_tx(void *priv, const struct droce_tx_frame *f, uint64_t now)
 		if (c) {
 			memcpy(c->data, s->data, s->len);
 			c->len = s->len;
+			c->ready = s->ready;
 			fifo_push(d, c);
 			d->st.duplicated++;
 		} else {
@@ -197,7 +201,8 @@ static unsigned ml_rx_burst(void *priv, struct droce_rx_frame *f, unsigned n, ui
 	/* Nothing else is coming: late frames arrive now rather than never. */
 	if (d->count == 0 && !d->keep_held)
 		deliver_due(d, 1);
-	while (got < n && d->count) {
+	/* FIFO order; a frame still on the wire (delay) holds back those behind it */
+	while (got < n && d->count && d->fifo[d->head]->ready <= now) {
 		struct slot *s = fifo_pop(d);
 		f[got].data = s->data;
 		f[got].len = s->len;
@@ -319,12 +324,22 @@ unsigned droce_memlink_pending(const struct droce_memlink *ml, enum droce_memlin
 	return d->count + (d->imp ? droce_impair_held(d->imp) : 0);
 }
 
-unsigned droce_memlink_deliverable(const struct droce_memlink *ml, enum droce_memlink_dir dir)
+uint64_t droce_memlink_next_ready(const struct droce_memlink *ml, enum droce_memlink_dir dir)
 {
 	const struct dir *d = &ml->dir[dir ? 1 : 0];
 	if (d->count)
-		return d->count;
-	return d->imp && !d->keep_held ? droce_impair_held(d->imp) : 0;
+		return d->fifo[d->head]->ready;
+	if (d->imp && !d->keep_held && droce_impair_held(d->imp))
+		return 0; /* an idle receiver takes the held frames at once */
+	return UINT64_MAX;
+}
+
+int droce_memlink_set_delay(struct droce_memlink *ml, enum droce_memlink_dir dir, uint64_t ns)
+{
+	if (!ml || (dir != DROCE_MEMLINK_0_TO_1 && dir != DROCE_MEMLINK_1_TO_0))
+		return -EINVAL;
+	ml->dir[dir].delay = ns;
+	return 0;
 }
 
 unsigned droce_memlink_outstanding(const struct droce_memlink *ml, enum droce_memlink_dir dir)

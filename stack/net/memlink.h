@@ -110,11 +110,20 @@ void droce_memlink_set_tap(struct droce_memlink *ml, droce_memlink_tap_fn fn, vo
 unsigned droce_memlink_pending(const struct droce_memlink *ml, enum droce_memlink_dir dir);
 
 /**
- * Frames the receiver of direction @p dir would get from rx_burst() now:
- * the FIFO, or when it is empty and idle flushing is on, the held frames.
- * 0 means polling the receiver cannot make progress on this direction.
+ * Earliest time at which rx_burst() on direction @p dir would return a
+ * frame: the arrival time of the oldest queued frame, 0 when held frames
+ * would be handed to an idle receiver at once, UINT64_MAX when nothing is
+ * on the way. Lets a virtual clock jump to the next arrival.
  */
-unsigned droce_memlink_deliverable(const struct droce_memlink *ml, enum droce_memlink_dir dir);
+uint64_t droce_memlink_next_ready(const struct droce_memlink *ml, enum droce_memlink_dir dir);
+
+/**
+ * One-way latency of direction @p dir: a frame sent at t reaches the
+ * receiver's rx_burst(now) once now >= t + @p ns (0 by default). Frames
+ * keep their order; the delay applies before the shim's reordering.
+ * @return 0 or -EINVAL (NULL link, bad direction).
+ */
+int droce_memlink_set_delay(struct droce_memlink *ml, enum droce_memlink_dir dir, uint64_t ns);
 
 /** Frames handed out by rx_burst() on direction @p dir and not yet released. */
 unsigned droce_memlink_outstanding(const struct droce_memlink *ml, enum droce_memlink_dir dir);

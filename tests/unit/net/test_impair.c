@@ -682,7 +682,7 @@ static void test_memlink_impaired(void **state)
 	assert_int_equal(droce_impair_add_rule(imp, &r), 0);
 	assert_int_equal(send_split(&a, 9, 8, 0), 0);
 	assert_int_equal(droce_memlink_pending(ml, DROCE_MEMLINK_0_TO_1), 1);
-	assert_int_equal(droce_memlink_deliverable(ml, DROCE_MEMLINK_0_TO_1), 1);
+	assert_true(droce_memlink_next_ready(ml, DROCE_MEMLINK_0_TO_1) == 0);
 	n = b.ops->rx_burst(b.priv, rx, 16, 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(droce_parse(rx[0].data, rx[0].len, &pkt, 0), DROCE_PARSE_OK);
@@ -696,7 +696,7 @@ static void test_memlink_impaired(void **state)
 	r = (struct droce_impair_rule){.action = DROCE_IMPAIR_HOLD, .hold = 2, .count = 1};
 	assert_int_equal(droce_impair_add_rule(imp, &r), 0);
 	assert_int_equal(send_split(&a, 20, 8, 0), 0);
-	assert_int_equal(droce_memlink_deliverable(ml, DROCE_MEMLINK_0_TO_1), 0);
+	assert_true(droce_memlink_next_ready(ml, DROCE_MEMLINK_0_TO_1) == UINT64_MAX);
 	assert_int_equal(b.ops->rx_burst(b.priv, rx, 16, 0), 0);
 	assert_int_equal(droce_memlink_pending(ml, DROCE_MEMLINK_0_TO_1), 1);
 	assert_int_equal(send_split(&a, 21, 8, 0), 0);
@@ -761,6 +761,47 @@ static void test_memlink_recycles(void **state)
 	droce_impair_destroy(imp);
 }
 
+
+/* A one-way delay: frames arrive at send time + delay, in order; next_ready says when. */
+static void test_memlink_delay(void **state)
+{
+	struct droce_memlink *ml = droce_memlink_create(NULL);
+	struct droce_link a = droce_memlink_end(ml, 0), b = droce_memlink_end(ml, 1);
+	struct droce_rx_frame rx[8];
+	struct droce_pkt pkt;
+	struct droce_link *pa = &a;
+
+	assert_int_equal(droce_memlink_set_delay(ml, DROCE_MEMLINK_0_TO_1, 1000), 0);
+	assert_int_equal(droce_memlink_set_delay(ml, 7, 1000), -EINVAL);
+	assert_true(droce_memlink_next_ready(ml, DROCE_MEMLINK_0_TO_1) == UINT64_MAX);
+	/* sent at 100 and 600 */
+	struct droce_hdrs h;
+	uint8_t buf[256];
+	for (uint32_t i = 0; i < 2; i++) {
+		memset(&h, 0, sizeof(h));
+		h.net.ip_version = 4;
+		h.net.dport = 4791;
+		h.bth.opcode = DROCE_OP_RC_SEND_ONLY;
+		h.bth.psn = i;
+		size_t len = droce_build_frame(buf, sizeof(buf), &h, NULL);
+		struct droce_tx_frame f = {.hdr = buf, .hdr_len = (uint32_t)len};
+		assert_int_equal(pa->ops->tx(pa->priv, &f, 100 + 500 * i), 0);
+	}
+	assert_true(droce_memlink_next_ready(ml, DROCE_MEMLINK_0_TO_1) == 1100);
+	assert_int_equal(b.ops->rx_burst(b.priv, rx, 8, 1099), 0);
+	assert_int_equal(b.ops->rx_burst(b.priv, rx, 8, 1100), 1);
+	assert_int_equal(droce_parse(rx[0].data, rx[0].len, &pkt, 0), DROCE_PARSE_OK);
+	assert_int_equal(pkt.h.bth.psn, 0);
+	b.ops->rx_release(b.priv, rx, 1);
+	assert_true(droce_memlink_next_ready(ml, DROCE_MEMLINK_0_TO_1) == 1600);
+	assert_int_equal(b.ops->rx_burst(b.priv, rx, 8, 5000), 1);
+	b.ops->rx_release(b.priv, rx, 1);
+	/* the other direction has no delay */
+	assert_true(droce_memlink_next_ready(ml, DROCE_MEMLINK_1_TO_0) == UINT64_MAX);
+	droce_memlink_destroy(ml);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -781,6 +822,7 @@ int main(void)
 		cmocka_unit_test(test_memlink_too_big),
 		cmocka_unit_test(test_memlink_impaired),
 		cmocka_unit_test(test_memlink_recycles),
+		cmocka_unit_test(test_memlink_delay),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -327,10 +327,14 @@ bool pair_advance(struct pair *p, uint64_t end)
 	uint64_t d1 = droce_ctx_next_deadline(p->ctx[1]);
 	uint64_t d = d0 < d1 ? d0 : d1;
 
-	/* frames the receivers can still take: poll again before time moves */
-	if (droce_memlink_deliverable(p->ml, DROCE_MEMLINK_0_TO_1) ||
-	    droce_memlink_deliverable(p->ml, DROCE_MEMLINK_1_TO_0))
-		return true;
+	/* frames on the way: poll again if one has arrived, else they are a deadline too */
+	for (int dir = 0; dir < 2; dir++) {
+		uint64_t r = droce_memlink_next_ready(p->ml, (enum droce_memlink_dir)dir);
+		if (r <= p->now)
+			return true;
+		if (r < d)
+			d = r;
+	}
 	if (d == UINT64_MAX)
 		return false;
 	if (d > end) {

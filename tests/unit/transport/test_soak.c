@@ -17,6 +17,8 @@
  *     impair=SPEC (drop=0.01,reorder=0.01,dup=0.001; the seed is added per direction)
  *     qps=N (1..4)  bidir=0|1  inflight=1..16
  *     recvs=1..64 (64): receive WQEs kept posted; few means RNR NAKs under load
+ *     delay=NS (0): one-way link latency; timeout=T (8): local ACK timeout exponent
+ *     (4.096 us * 2^T; below the round trip, every message also times out spuriously)
  *   Two bare numbers are taken as messages and seed.
  */
 #include <setjmp.h>
@@ -50,7 +52,9 @@ static struct {
 	int bidir;
 	unsigned inflight;
 	unsigned recvs;
-} g = {100000, 1, 1024, "drop=0.01,reorder=0.01,dup=0.001", 1, 0, SLOTS, NRECV};
+	uint64_t delay;      /* one-way link latency, ns */
+	unsigned timeout;    /* local ACK timeout exponent */
+} g = {100000, 1, 1024, "drop=0.01,reorder=0.01,dup=0.001", 1, 0, SLOTS, NRECV, 0, 8};
 
 /* With DROCE_SOAK_DUMP set: the tap records, and a failure prints the last frames. */
 static struct pair *g_pair;
@@ -351,8 +355,10 @@ static void test_soak(void **state)
 	p.record = getenv("DROCE_SOAK_DUMP") != NULL;
 	p.max_iters = UINT64_MAX;
 	g_pair = &p;
+	droce_memlink_set_delay(p.ml, DROCE_MEMLINK_0_TO_1, g.delay);
+	droce_memlink_set_delay(p.ml, DROCE_MEMLINK_1_TO_0, g.delay);
 	conn_opts_default(&o);
-	o.timeout = 8;
+	o.timeout = (uint8_t)g.timeout;
 	o.mtu = g.mtu == 256 ? DROCE_MTU_256 : g.mtu == 512 ? DROCE_MTU_512
 		: g.mtu == 2048 ? DROCE_MTU_2048 : g.mtu == 4096 ? DROCE_MTU_4096 : DROCE_MTU_1024;
 	for (unsigned q = 0; q < g.qps; q++) {
@@ -468,6 +474,10 @@ static void parse_arg(const char *a, int pos)
 		g.inflight = (unsigned)strtoul(v, NULL, 0);
 	else if (k == 5 && !strncmp(a, "recvs", k))
 		g.recvs = (unsigned)strtoul(v, NULL, 0);
+	else if (k == 5 && !strncmp(a, "delay", k))
+		g.delay = strtoull(v, NULL, 0);
+	else if (k == 7 && !strncmp(a, "timeout", k))
+		g.timeout = (unsigned)strtoul(v, NULL, 0);
 	else {
 		fprintf(stderr, "unknown option %s\n", a);
 		exit(2);
@@ -487,7 +497,7 @@ int main(int argc, char **argv)
 			pos++;
 	}
 	if (g.qps < 1 || g.qps > 4 || g.inflight < 1 || g.inflight > SLOTS || g.recvs < 1 ||
-	    g.recvs > NRECV) {
+	    g.recvs > NRECV || g.timeout < 1 || g.timeout > 31) {
 		fprintf(stderr, "qps must be 1..4, inflight 1..%u, recvs 1..%u\n", SLOTS, NRECV);
 		return 2;
 	}
