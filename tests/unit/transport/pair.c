@@ -20,6 +20,8 @@ static void tap(void *arg, enum droce_memlink_dir dir, const uint8_t *frame, uin
 	struct droce_pkt pkt;
 	struct pkt_rec *r;
 
+	if (p->pcap)
+		droce_capture_write(p->pcap, DROCE_CAPTURE_TX, frame, len, p->now);
 	if (!p->record)
 		return;
 	if (p->nrec == p->caprec) {
@@ -148,6 +150,17 @@ void pair_init(struct pair *p, const struct pair_opts *o)
 		assert_non_null(p->imp[d]);
 		assert_int_equal(droce_memlink_set_impair(p->ml, (enum droce_memlink_dir)d, p->imp[d]), 0);
 	}
+	/* DROCE_TEST_PCAP=prefix: keep the wire of each pair in prefix.N.pcap for tshark */
+	const char *pcap = getenv("DROCE_TEST_PCAP");
+	if (pcap && *pcap) {
+		static unsigned n; /* test-only: numbers the files of one process */
+		char path[512];
+		snprintf(path, sizeof(path), "%s.%u.pcap", pcap, n++);
+		struct droce_capture_conf cc = {.path = path};
+		p->pcap = droce_capture_open(&cc);
+		if (!p->pcap)
+			fail_msg("cannot write %s", path);
+	}
 	for (int s = 0; s < 2; s++) {
 		struct droce_ctx_params cp;
 		droce_ctx_params_init(&cp);
@@ -186,6 +199,8 @@ void pair_fini(struct pair *p)
 	droce_memlink_destroy(p->ml);
 	for (int d = 0; d < 2; d++)
 		droce_impair_destroy(p->imp[d]);
+	if (p->pcap)
+		droce_capture_close(p->pcap);
 	for (unsigned i = 0; i < p->nbufs; i++)
 		free(p->bufs[i]);
 	free(p->rec);

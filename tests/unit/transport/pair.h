@@ -18,6 +18,7 @@
 
 #include <droce/droce.h>
 
+#include "net/capture.h"
 #include "net/impair.h"
 #include "net/memlink.h"
 #include "wire/build.h"
@@ -69,6 +70,7 @@ struct pair {
 	unsigned nqps;
 	struct droce_cq *cqs[32];
 	unsigned ncqs;
+	struct droce_capture *pcap;    /**< DROCE_TEST_PCAP=prefix: every frame sent, to prefix.N.pcap */
 };
 
 struct pair_opts {
