@@ -9,7 +9,8 @@
  * Each direction is a bounded FIFO of fixed-size slots. tx() copies the
  * header, the payload segments and the trailer into one contiguous slot
  * (the wire image) and returns -ENOBUFS when @c depth frames are already
- * queued. Each direction may carry an impairment shim (net/impair.h),
+ * queued (-EMSGSIZE, counted, for a frame over max_frame: a bug upstream,
+ * not congestion). Each direction may carry an impairment shim (net/impair.h),
  * applied as the frame enters the FIFO, and a tap sees every frame sent
  * (before impairment) with its fate, so tests can assert the exact packets
  * on the wire.
@@ -72,7 +73,7 @@ struct droce_memlink;
  * Create a link pair.
  * @param p NULL for the defaults
  * @return the pair, or NULL with errno EINVAL (max_frame below 64 or above
- *         65535) or ENOMEM.
+ *         65535, depth above 2^20) or ENOMEM.
  */
 struct droce_memlink *droce_memlink_create(const struct droce_memlink_params *p);
 
