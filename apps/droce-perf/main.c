@@ -125,6 +125,7 @@ int main(int argc, char **argv)
 	struct perf_counters c;
 	perf_counters(&p, &c);
 	print_counters(&c);
+	perf_print_port(&p);
 	const char *check = !p.o.check ? "off" : (p.check_failed || r) ? "failed" : "ok";
 	if (p.o.check)
 		printf(" Check: %s%s%s\n", check, p.check_failed ? ": " : "", p.check_failed ? p.check_msg : "");

@@ -55,6 +55,8 @@ uint64_t perf_now(const struct perf *p);
 /** EAL, port, context, QPs, side channel, RTR/RTS and the ready handshake. @return 0 or -errno (message printed). */
 int perf_setup(struct perf *p, int eal_argc, char **eal_argv, const char *prog);
 void perf_teardown(struct perf *p);
+/** One line of port counters. */
+void perf_print_port(const struct perf *p);
 
 /** Sizes the run covers: -s, or 2..8M with -a. @return count written to @p sizes. */
 unsigned perf_sizes(const struct perf_opts *o, uint32_t *sizes, unsigned max);

@@ -267,7 +267,7 @@ static int connect_qps(struct perf *p, const struct droce_ctx_params *cp)
 			s.sq_psn = me.psn;
 			/* 4.096 us * 2^10 = 4 ms: short, so loss recovers fast on a
 			 * local link and a dead peer is noticed within the timeout. */
-			s.timeout = 10;
+			s.timeout = 14;
 			s.retry_cnt = 7;
 			s.rnr_retry = 7;
 			s.max_rd_atomic = DROCE_DEFAULT_MAX_RD_ATOMIC;
@@ -361,6 +361,20 @@ void perf_counters(const struct perf *p, struct perf_counters *c)
 			}
 		}
 	}
+}
+
+void perf_print_port(const struct perf *p)
+{
+	struct droce_port_stats s;
+	if (!p->port || droce_port_get_stats(p->port, &s))
+		return;
+	printf(" Port: rx %llu frames (RoCE %llu, not ours %llu, other %llu), tx %llu frames "
+	       "(zero-copy %llu, copied %llu), tx busy %llu, zc attached/released %llu/%llu\n",
+	       (unsigned long long)s.rx_frames, (unsigned long long)s.rx_roce,
+	       (unsigned long long)s.rx_not_ours, (unsigned long long)s.rx_other,
+	       (unsigned long long)s.tx_frames, (unsigned long long)s.tx_zc_frames,
+	       (unsigned long long)s.tx_copied_frames, (unsigned long long)s.tx_nobufs,
+	       (unsigned long long)s.zc_attached, (unsigned long long)s.zc_released);
 }
 
 void perf_teardown(struct perf *p)
