@@ -75,6 +75,22 @@ static int setup_256(void **state)
 	return 0;
 }
 
+static int setup_512(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	fx_setup(f, DROCE_MTU_512);
+	*state = f;
+	return 0;
+}
+
+static int setup_2048(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	fx_setup(f, DROCE_MTU_2048);
+	*state = f;
+	return 0;
+}
+
 static int setup_4096(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
@@ -589,6 +605,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read, setup_1024, teardown),
 		cmocka_unit_test_setup_teardown(test_write, setup_256, teardown),
 		cmocka_unit_test_setup_teardown(test_read, setup_256, teardown),
+		cmocka_unit_test_setup_teardown(test_send, setup_512, teardown),
+		cmocka_unit_test_setup_teardown(test_write_imm, setup_512, teardown),
+		cmocka_unit_test_setup_teardown(test_read, setup_2048, teardown),
+		cmocka_unit_test_setup_teardown(test_send_imm, setup_2048, teardown),
 		cmocka_unit_test_setup_teardown(test_send, setup_4096, teardown),
 		cmocka_unit_test_setup_teardown(test_write, setup_4096, teardown),
 		cmocka_unit_test_setup_teardown(test_read, setup_4096, teardown),

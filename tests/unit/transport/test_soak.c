@@ -17,6 +17,7 @@
  *     impair=SPEC (drop=0.01,reorder=0.01,dup=0.001; the seed is added per direction)
  *     qps=N (1..4)  bidir=0|1  inflight=1..16
  *     recvs=1..64 (64): receive WQEs kept posted; few means RNR NAKs under load
+ *     ipv6=0|1: RoCEv2 over IPv6
  *     delay=NS (0): one-way link latency; timeout=T (8): local ACK timeout exponent
  *     (4.096 us * 2^T; below the round trip, every message also times out spuriously)
  *   Two bare numbers are taken as messages and seed.
@@ -54,7 +55,8 @@ static struct {
 	unsigned recvs;
 	uint64_t delay;      /* one-way link latency, ns */
 	unsigned timeout;    /* local ACK timeout exponent */
-} g = {100000, 1, 1024, "drop=0.01,reorder=0.01,dup=0.001", 1, 0, SLOTS, NRECV, 0, 8};
+	int ipv6;
+} g = {100000, 1, 1024, "drop=0.01,reorder=0.01,dup=0.001", 1, 0, SLOTS, NRECV, 0, 8, 0};
 
 /* With DROCE_SOAK_DUMP set: the tap records, and a failure prints the last frames. */
 static struct pair *g_pair;
@@ -351,6 +353,7 @@ static void test_soak(void **state)
 	memset(&po, 0, sizeof(po));
 	po.impair[0] = spec[0];
 	po.impair[1] = spec[1];
+	po.ip_version = g.ipv6 ? 6 : 4;
 	pair_init(&p, &po);
 	p.record = getenv("DROCE_SOAK_DUMP") != NULL;
 	p.max_iters = UINT64_MAX;
@@ -478,6 +481,8 @@ static void parse_arg(const char *a, int pos)
 		g.delay = strtoull(v, NULL, 0);
 	else if (k == 7 && !strncmp(a, "timeout", k))
 		g.timeout = (unsigned)strtoul(v, NULL, 0);
+	else if (k == 4 && !strncmp(a, "ipv6", k))
+		g.ipv6 = atoi(v);
 	else {
 		fprintf(stderr, "unknown option %s\n", a);
 		exit(2);
