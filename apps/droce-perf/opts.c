@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "opts.h"
 
+#include <droce/params.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -41,8 +43,10 @@ void perf_usage(const char *prog)
 	       "      --iface IFNAME      set up an af_packet port on IFNAME\n"
 	       "      --capture FILE      write every frame sent and received to a pcap\n"
 	       "      --timeout SEC       give up when nothing progresses for SEC (default 10)\n"
+	       "      --cc NAME           congestion control: fixed (default), aimd, dcqcn\n"
+	       "      --window PKTS       per-QP send window ceiling in packets (default %u)\n"
 	       "  EAL -l N pins the poll thread to CPU N.\n",
-	       prog, PERF_MAX_QPS);
+	       prog, PERF_MAX_QPS, DROCE_DEFAULT_WINDOW_PKTS);
 }
 
 static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -79,7 +83,7 @@ static int parse_test(const char *s, enum perf_test *t)
 
 int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsigned errlen)
 {
-	enum { O_GBITS = 256, O_JSON, O_CHECK, O_IMPAIR, O_IP, O_MEMIF, O_IFACE, O_CAPTURE, O_TIMEOUT };
+	enum { O_GBITS = 256, O_JSON, O_CHECK, O_IMPAIR, O_IP, O_MEMIF, O_IFACE, O_CAPTURE, O_TIMEOUT, O_CC, O_WINDOW };
 	static const struct option longopts[] = {
 		{"size", required_argument, 0, 's'},    {"all", no_argument, 0, 'a'},
 		{"iters", required_argument, 0, 'n'},   {"duration", required_argument, 0, 'D'},
@@ -91,6 +95,7 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 		{"ip", required_argument, 0, O_IP},     {"memif", required_argument, 0, O_MEMIF},
 		{"iface", required_argument, 0, O_IFACE}, {"capture", required_argument, 0, O_CAPTURE},
 		{"timeout", required_argument, 0, O_TIMEOUT},
+		{"cc", required_argument, 0, O_CC},     {"window", required_argument, 0, O_WINDOW},
 		{0, 0, 0, 0},
 	};
 	bool size_set = false, iters_set = false;
@@ -156,6 +161,10 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 				FAIL("bad --timeout '%s'", a);
 			break;
 		}
+		case O_CC: o->cc = a; break;
+		case O_WINDOW:
+			if (parse_u64(a, 1, 1u << 20, &v)) FAIL("bad --window '%s' (1..1048576 packets)", a);
+			o->window = (uint32_t)v; break;
 		default:
 			FAIL("unknown or incomplete option '%s'", argv[optind - 1]);
 		}

@@ -42,6 +42,8 @@ struct perf_opts {
 	const char *iface;         /* --iface IFNAME */
 	const char *capture;       /* --capture FILE */
 	double timeout;            /* --timeout: no progress for this long = dead peer */
+	const char *cc;            /* --cc: congestion control algorithm */
+	uint32_t window;           /* --window: per-QP send window ceiling, packets (0 = default) */
 };
 
 /** Is @p t a bandwidth test? */

@@ -301,9 +301,15 @@ int perf_setup(struct perf *p, int eal_argc, char **eal_argv, const char *prog)
 	if ((r = our_address(p, &cp)) || (r = open_port(p, &cp)))
 		return r;
 	cp.seed = rte_get_tsc_cycles();
+	cp.cc = p->o.cc;
+	if (p->o.window) {
+		cp.window_pkts = p->o.window;
+		cp.window_bytes = (uint64_t)p->o.window * p->o.mtu;
+	}
 	p->ctx = droce_ctx_create(&cp);
 	if (!p->ctx) {
-		fprintf(stderr, "droce-perf: context: %s\n", strerror(errno));
+		fprintf(stderr, "droce-perf: context: %s%s\n", strerror(errno),
+			p->o.cc ? " (is --cc a known algorithm?)" : "");
 		return -errno;
 	}
 	if ((r = make_qps(p)) || (r = connect_qps(p, &cp)))

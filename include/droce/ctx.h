@@ -30,7 +30,10 @@ struct droce_ctx_params {
 	uint32_t max_mrs;         /**< MR table size */
 	uint32_t burst;           /**< frames per RX burst */
 	uint64_t seed;            /**< seeds rkeys and UDP source ports; 0 = from the address */
-	const char *cc;           /**< congestion control by name (stack/cc); NULL = default */
+	const char *cc;           /**< congestion control by name (stack/cc): "fixed", "aimd",
+				       "dcqcn"; NULL = "fixed" */
+	uint32_t window_pkts;     /**< per-QP send window ceiling in packets; 0 = DROCE_DEFAULT_WINDOW_PKTS */
+	uint64_t window_bytes;    /**< ... in bytes; 0 = DROCE_DEFAULT_WINDOW_BYTES */
 };
 
 /** Fill @p p with the defaults of include/droce/params.h (no link, no address). */

@@ -33,6 +33,8 @@ void droce_ctx_params_init(struct droce_ctx_params *p)
 	p->max_mrs = 4096;
 	p->burst = DROCE_DEFAULT_BURST;
 	p->cc = NULL;
+	p->window_pkts = DROCE_DEFAULT_WINDOW_PKTS;
+	p->window_bytes = DROCE_DEFAULT_WINDOW_BYTES;
 }
 
 /* xorshift64*: rkey bits and UDP source ports; per context, seeded. */
@@ -66,6 +68,10 @@ struct droce_ctx *droce_ctx_create(const struct droce_ctx_params *p)
 		return NULL;
 	}
 	ctx->p = *p;
+	if (!ctx->p.window_pkts)
+		ctx->p.window_pkts = DROCE_DEFAULT_WINDOW_PKTS;
+	if (!ctx->p.window_bytes)
+		ctx->p.window_bytes = DROCE_DEFAULT_WINDOW_BYTES;
 	ctx->link = p->link;
 	ctx->cc = cc;
 	ctx->qps = calloc(p->max_qps, sizeof(*ctx->qps));

@@ -486,7 +486,7 @@ int droce_modify_qp(struct droce_qp *qp, const struct droce_qp_attr *attr, unsig
 			qp->npsn = qp->cur_psn = qp->una_psn = qp->snd_max = a->sq_psn;
 			qp->retry_left = a->retry_cnt;
 			qp->rnr_left = a->rnr_retry;
-			qp->cc->init(&qp->ccs, DROCE_DEFAULT_WINDOW_PKTS, DROCE_DEFAULT_WINDOW_BYTES, 0);
+			qp->cc->init(&qp->ccs, qp->ctx->p.window_pkts, qp->ctx->p.window_bytes, 0);
 		}
 		qp->state = next;
 		if (next == DROCE_QPS_RTS)

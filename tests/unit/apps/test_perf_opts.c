@@ -45,7 +45,8 @@ static void test_client_options_anywhere(void **state)
 	struct perf_opts o;
 	char err[128];
 	const char *a[] = {"-s", "4K", "send_bw", "--check", "10.0.0.1", "-q", "4",
-			   "--report_gbits", "--json", "/tmp/x.json", "-m", "1024", NULL};
+			   "--report_gbits", "--json", "/tmp/x.json", "-m", "1024",
+			   "--cc", "dcqcn", "--window", "64", NULL};
 	assert_int_equal(parse(&o, err, a), 0);
 	assert_int_equal(o.test, PERF_SEND_BW);
 	assert_string_equal(o.server, "10.0.0.1");
@@ -56,6 +57,8 @@ static void test_client_options_anywhere(void **state)
 	assert_true(o.check);
 	assert_true(o.report_gbits);
 	assert_string_equal(o.json, "/tmp/x.json");
+	assert_string_equal(o.cc, "dcqcn");
+	assert_int_equal(o.window, 64);
 }
 
 static void test_bad_command_lines(void **state)
@@ -74,6 +77,7 @@ static void test_bad_command_lines(void **state)
 		{"write_bw", "--bogus", NULL},
 		{"write_bw", "-D", "-1", NULL},
 		{"write_lat", "-q", "2", NULL},
+		{"write_bw", "--window", "0", NULL},
 	};
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = 0;
