@@ -16,7 +16,7 @@
 #define PSN_MASK 0xFFFFFFu
 #define MAX_CONNS DROCE_RP_MAX_QPS
 #define MAX_REGIONS (DROCE_RP_MAX_MRS - 3)
-#define MAX_REGION_LEN (64u << 20)
+#define MAX_REGION_LEN (16u << 20)
 
 /* a < b in 24-bit PSN space (IBTA 9.7.1: half the space is "behind"). */
 static bool psn_lt(uint32_t a, uint32_t b)
@@ -83,6 +83,7 @@ struct msg {
 	bool rnr;
 	uint64_t local_off;          /* in src / dst / rq */
 	uint64_t wr_id;
+	uint32_t req_seq;            /* region store count when the request executed */
 	bool solicited;
 };
 
@@ -92,6 +93,8 @@ struct region {
 	unsigned access;
 	uint8_t *init, *shadow;
 	uint8_t *known, *written;    /* one byte per byte: simple and small enough */
+	uint8_t *iset;               /* init[] holds a value seen on the wire */
+	uint32_t *kseq, *wseq;       /* store sequence when first known / last written */
 };
 
 struct dctx {
@@ -109,6 +112,7 @@ struct dctx {
 	struct region regions[MAX_REGIONS];
 	unsigned nregions;
 	unsigned ignored_ud, skipped_cnp[64], nskipped_cnp, retrans_own;
+	uint32_t seq;                /* counts stores into the regions */
 	char *err;
 	size_t errlen;
 };
@@ -444,32 +448,72 @@ static int collect_regions(struct dctx *d)
 		r->shadow = calloc(1, n);
 		r->known = calloc(1, n);
 		r->written = calloc(1, n);
-		if (!r->init || !r->shadow || !r->known || !r->written)
+		r->iset = calloc(1, n);
+		r->kseq = calloc(n, sizeof(*r->kseq));
+		r->wseq = calloc(n, sizeof(*r->wseq));
+		if (!r->init || !r->shadow || !r->known || !r->written || !r->iset || !r->kseq || !r->wseq)
 			return -ENOMEM;
 	}
 	return 0;
 }
 
-/* The side's memory at [va, va+n) is @p b as seen in a response: initial
- * contents where nothing was learned before. */
-static void learn(struct region *r, uint64_t va, const uint8_t *b, size_t n)
+/*
+ * The side's memory at [va, va+n) was @p b when a request that executed at
+ * store count @p req_seq read it (a READ response, an atomic's original
+ * value). Bytes nothing had put there by then give the initial contents.
+ * Bytes something had put there and nothing overwrote since must match:
+ * otherwise the memory changed off the wire (a local store by the
+ * application), which no replay can reproduce. Bytes overwritten after the
+ * request may show either value (IBTA lets a later WRITE pass an earlier
+ * READ's data without a fence) and are not checked.
+ * @return the offset of the first conflicting byte in @p b, or -1.
+ */
+static long learn(struct dctx *d, struct region *r, uint64_t va, const uint8_t *b, size_t n,
+		  uint32_t req_seq)
 {
 	if (!r || va < r->lo || va + n > r->hi)
-		return;
+		return -1;
 	size_t o = (size_t)(va - r->lo);
-	for (size_t k = 0; k < n; k++)
-		if (!r->known[o + k]) {
-			r->init[o + k] = r->shadow[o + k] = b[k];
-			r->known[o + k] = 1;
+	for (size_t k = 0; k < n; k++) {
+		size_t x = o + k;
+		bool known_then = r->known[x] && r->kseq[x] <= req_seq;
+		if (!known_then) {
+			if (!r->iset[x]) {
+				r->init[x] = b[k];
+				r->iset[x] = 1;
+			}
+			if (!r->known[x]) {
+				r->shadow[x] = b[k];
+				r->known[x] = 1;
+				r->kseq[x] = d->seq;
+			}
+		} else if (r->wseq[x] <= req_seq && r->shadow[x] != b[k]) {
+			return (long)k;
 		}
+	}
+	return -1;
 }
 
-static void store(struct region *r, uint64_t va, const uint8_t *b, size_t n)
+static int off_wire(struct dctx *d, const struct fr *a, const struct region *r, uint64_t va, long k)
+{
+	return dfail(d, "frame %u: the side's memory at %#" PRIx64 " (rkey %#x) reads %#04x, but the "
+		     "capture put %#04x there before: it changed off the wire (a local store), "
+		     "which a replay cannot reproduce", a->f->num, va + (uint64_t)k, r->rkey,
+		     a->p.payload ? a->p.payload[k] : 0, r->shadow[va + (uint64_t)k - r->lo]);
+}
+
+static void store(struct dctx *d, struct region *r, uint64_t va, const uint8_t *b, size_t n)
 {
 	if (!r || !n || va < r->lo || va + n > r->hi)
 		return;
 	size_t o = (size_t)(va - r->lo);
+	d->seq++;
 	memcpy(r->shadow + o, b, n);
+	for (size_t k = 0; k < n; k++) {
+		if (!r->known[o + k])
+			r->kseq[o + k] = d->seq;
+		r->wseq[o + k] = d->seq;
+	}
 	memset(r->known + o, 1, n);
 	memset(r->written + o, 1, n);
 }
@@ -742,9 +786,10 @@ static int peer_request(struct dctx *d, struct fr *a)
 	/* A SEND with invalidate is still a SEND for the receive queue; how the
 	 * side answered it (droce NAKs it: no memory windows) is in the capture. */
 	if (fl & DROCE_OPF_WRITE)
-		store(region_of(d, m->rkey), m->va + m->len, a->p.payload, a->p.h.payload_len);
+		store(d, region_of(d, m->rkey), m->va + m->len, a->p.payload, a->p.h.payload_len);
 	if ((fl & DROCE_OPF_PAYLOAD) && msg_append(m, a->p.payload, a->p.h.payload_len))
 		return -ENOMEM;
+	m->req_seq = d->seq;
 	if (fl & DROCE_OPF_READ) {
 		c->peer_next = psn_add(psn, npkts(m->dma_len, c->mtu));
 		m->last_psn = psn_add(psn, npkts(m->dma_len, c->mtu) - 1);
@@ -800,7 +845,10 @@ static int own_response(struct dctx *d, struct fr *a)
 			return 0;
 		struct msg *m = &d->msgs[mi];
 		size_t off = (size_t)((psn - m->first_psn) & PSN_MASK) * c->mtu;
-		learn(region_of(d, m->rkey), m->va + off, a->p.payload, a->p.h.payload_len);
+		struct region *r = region_of(d, m->rkey);
+		long k = learn(d, r, m->va + off, a->p.payload, a->p.h.payload_len, m->req_seq);
+		if (k >= 0)
+			return off_wire(d, a, r, m->va + off, k);
 	}
 	if (oi->hdrs & DROCE_HDR_AACK) {
 		int mi = find_msg(d, a->conn, false, psn, false);
@@ -810,14 +858,18 @@ static int own_response(struct dctx *d, struct fr *a)
 		struct region *r = region_of(d, m->rkey);
 		uint8_t b[8];
 		put_le64(b, a->p.h.ext.atomic_ack);
-		learn(r, m->va, b, 8);
+		if (!m->applied && learn(d, r, m->va, b, 8, m->req_seq) >= 0)
+			return dfail(d, "frame %u: the atomic's original value %#" PRIx64 " is not what the "
+				     "capture left at %#" PRIx64 " (rkey %#x): memory changed off the wire, "
+				     "which a replay cannot reproduce", a->f->num, a->p.h.ext.atomic_ack,
+				     m->va, m->rkey);
 		if (!m->applied && r && m->va >= r->lo && m->va + 8 <= r->hi) {
 			/* Execute once, duplicates answer from the cache (9.4.5). */
 			uint64_t cur = le64(r->shadow + (m->va - r->lo));
 			uint64_t nv = m->kind == M_CAS ? (cur == m->compare ? m->swap_add : cur)
 						       : cur + m->swap_add;
 			put_le64(b, nv);
-			store(r, m->va, b, 8);
+			store(d, r, m->va, b, 8);
 			m->applied = true;
 		}
 	}
@@ -1247,6 +1299,9 @@ out:
 		free(d->regions[i].shadow);
 		free(d->regions[i].known);
 		free(d->regions[i].written);
+		free(d->regions[i].iset);
+		free(d->regions[i].kseq);
+		free(d->regions[i].wseq);
 	}
 	free(d->fr);
 	free(d);

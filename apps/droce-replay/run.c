@@ -23,6 +23,7 @@
 
 struct feed {
 	uint64_t t_ns;               /* capture-relative */
+	bool after_own;              /* the capture shows the side sending before this frame */
 	uint8_t *data;
 	uint32_t len;
 	unsigned num;
@@ -386,12 +387,18 @@ static int load_feed(struct runner *r, const struct droce_rp_capture *cap)
 	l->feed = calloc(cap->n + 1, sizeof(*l->feed));
 	if (!l->feed)
 		return -1;
+	bool own_since = false;
 	for (size_t i = 0; i < cap->n; i++) {
 		struct droce_pkt p;
 		enum droce_parse_result pr;
-		if (droce_rp_classify(&cap->f[i], s->ip_version, s->ip, &p, &pr) != DROCE_RP_PEER)
+		enum droce_rp_role role = droce_rp_classify(&cap->f[i], s->ip_version, s->ip, &p, &pr);
+		if (role == DROCE_RP_OWN)
+			own_since = true;
+		if (role != DROCE_RP_PEER)
 			continue;
 		struct feed *fd = &l->feed[l->nfeed];
+		fd->after_own = own_since;
+		own_since = false;
 		fd->data = malloc(cap->f[i].len);
 		if (!fd->data)
 			return -1;
@@ -435,13 +442,29 @@ static int replay(struct runner *r)
 		last = t;
 		if ((rc = advance(r, T_BASE + t)))
 			break;
-		/* Posts first at equal times: a receive posted "at" a frame's
-		 * time is there when the frame arrives. */
-		while (iw < s->nwrs && s->wrs[order[iw]].at_ns == t)
+		/* Posts first at equal times, and droce acts on them before the
+		 * frames of that instant arrive: a receive posted "at" a frame's
+		 * time is there when the frame arrives, and a request posted at
+		 * the time its packet was captured goes out before an answer
+		 * captured in the same instant (capture order). */
+		bool posted = false;
+		while (iw < s->nwrs && s->wrs[order[iw]].at_ns == t) {
 			post(r, &s->wrs[order[iw++]]);
-		while (l->ready < l->nfeed && l->feed[l->ready].t_ns == t)
+			posted = true;
+		}
+		if (posted && (rc = poll_now(r)))
+			break;
+		/* Frames of one instant arrive together, except where the
+		 * capture shows the side answering between them: then droce
+		 * gets to answer too before the next ones arrive (timestamps
+		 * are often coarser than the exchange). */
+		while (!rc && l->ready < l->nfeed && l->feed[l->ready].t_ns == t) {
 			l->ready++;
-		rc = poll_now(r);
+			while (l->ready < l->nfeed && l->feed[l->ready].t_ns == t &&
+			       !l->feed[l->ready].after_own)
+				l->ready++;
+			rc = poll_now(r);
+		}
 	}
 	if (!rc)
 		rc = advance(r, T_BASE + last + s->drain_ns);

@@ -7,9 +7,20 @@ blast=$1
 count=${2:-50000}
 work=$(mktemp -d /tmp/droce-blast-XXXXXX)
 trap 'kill $rpid 2>/dev/null; rm -rf "$work"' EXIT
+# memif: the client must start after the server created its socket and
+# started its port (a client that connects too early never comes up). DPDK's
+# memif socket is abstract by default: look for it in /proc/net/unix.
+wait_sock() {
+  for _ in $(seq 200); do
+    { [ -S "$1" ] || grep -q "@$1\$" /proc/net/unix; } && break
+    sleep 0.05
+  done
+  sleep 0.3
+}
 timeout 60 "$blast" --memif "server,socket=$work/memif.sock" --ip 10.98.0.1 --recv \
   --count "$count" --seconds 40 >"$work/recv.out" 2>&1 &
 rpid=$!
+wait_sock "$work/memif.sock"
 timeout 60 "$blast" --memif "client,socket=$work/memif.sock" --ip 10.98.0.2 --send 10.98.0.1 \
   --count "$count" --seconds 40 >"$work/send.out" 2>&1
 src=$?

@@ -13,10 +13,21 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+# memif: the client must start after the server created its socket and
+# started its port (a client that connects too early never comes up). DPDK's
+# memif socket is abstract by default: look for it in /proc/net/unix.
+wait_sock() {
+  for _ in $(seq 200); do
+    { [ -S "$1" ] || grep -q "@$1\$" /proc/net/unix; } && break
+    sleep 0.05
+  done
+  sleep 0.3
+}
 
 timeout 40 "$responder" --memif "server,socket=$sock" --ip 10.99.0.1 --pings 3 --seconds 30 \
   >"$work/server.out" 2>&1 &
 spid=$!
+wait_sock "$sock"
 timeout 40 "$responder" --memif "client,socket=$sock" --ip 10.99.0.2 --ping 10.99.0.1 \
   --pings 3 --size 4000 --seconds 30 --capture "$work/client.pcap" >"$work/client.out" 2>&1
 crc=$?
