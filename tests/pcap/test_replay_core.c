@@ -472,6 +472,77 @@ static void test_derive_refuses_unsupported(void **state)
 	assert_int_equal(derive_one(DROCE_OP_RC_SEND_ONLY, false, true, err, sizeof(err)), 0);
 }
 
+/* Memory changed off the wire is refused; a WRITE passing a READ is not. */
+struct mframe {
+	uint8_t op;
+	bool from_side;
+	uint32_t psn;
+	const char *payload;
+};
+
+static int derive_frames(const struct mframe *mf, unsigned n, char *err, size_t errlen)
+{
+	static uint8_t buf[8][256];
+	struct droce_rp_frame f[8];
+	const uint8_t side[16] = { 10, 0, 0, 1 }, peer[16] = { 10, 0, 0, 2 };
+	for (unsigned i = 0; i < n; i++) {
+		struct droce_hdrs h;
+		memset(&h, 0, sizeof(h));
+		h.net.ip_version = 4;
+		memcpy(h.net.src_ip, mf[i].from_side ? side : peer, 16);
+		memcpy(h.net.dst_ip, mf[i].from_side ? peer : side, 16);
+		h.bth.opcode = mf[i].op;
+		h.bth.pkey = 0xFFFF;
+		h.bth.dqpn = mf[i].from_side ? 0x34 : 0x12;
+		h.bth.psn = mf[i].psn;
+		h.ext.reth.va = 0x1000;
+		h.ext.reth.rkey = 0x99;
+		h.ext.reth.dma_len = 4;
+		h.ext.aeth.msn = 1;
+		h.payload_len = mf[i].payload ? 4 : 0;
+		f[i] = (struct droce_rp_frame){ .num = i + 1, .t_ns = i * 1000, .data = buf[i] };
+		f[i].len = f[i].orig_len = (uint32_t)droce_build_frame(buf[i], 256, &h, mf[i].payload);
+		assert_true(f[i].len > 0);
+	}
+	struct droce_rp_capture cap = { .f = f, .n = n, .linktype = 1 };
+	FILE *null = fopen("/dev/null", "w");
+	assert_non_null(null);
+	int r = droce_rp_derive(&cap, "mem", "10.0.0.1", null, err, errlen);
+	fclose(null);
+	return r;
+}
+
+static void test_derive_off_wire(void **state)
+{
+	(void)state;
+	char err[512];
+	const struct mframe changed[] = {
+		{ DROCE_OP_RC_RDMA_WRITE_ONLY, false, 0, "abcd" },
+		{ DROCE_OP_RC_ACKNOWLEDGE, true, 0, NULL },
+		{ DROCE_OP_RC_RDMA_READ_REQUEST, false, 1, NULL },
+		{ DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, true, 1, "abXd" },
+	};
+	assert_int_equal(derive_frames(changed, 4, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "changed off the wire"));
+	const struct mframe same[] = {
+		{ DROCE_OP_RC_RDMA_WRITE_ONLY, false, 0, "abcd" },
+		{ DROCE_OP_RC_ACKNOWLEDGE, true, 0, NULL },
+		{ DROCE_OP_RC_RDMA_READ_REQUEST, false, 1, NULL },
+		{ DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, true, 1, "abcd" },
+	};
+	assert_int_equal(derive_frames(same, 4, err, sizeof(err)), 0);
+	/* READ, then a WRITE to the same bytes before the READ's response: the
+	 * response may show either value (no fence), so old data is fine. */
+	const struct mframe passed[] = {
+		{ DROCE_OP_RC_RDMA_WRITE_ONLY, false, 0, "abcd" },
+		{ DROCE_OP_RC_RDMA_READ_REQUEST, false, 1, NULL },
+		{ DROCE_OP_RC_RDMA_WRITE_ONLY, false, 2, "wxyz" },
+		{ DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, true, 1, "abcd" },
+		{ DROCE_OP_RC_ACKNOWLEDGE, true, 2, NULL },
+	};
+	assert_int_equal(derive_frames(passed, 5, err, sizeof(err)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -485,6 +556,7 @@ int main(void)
 		cmocka_unit_test(test_derive_requester),
 		cmocka_unit_test(test_derive_refuses),
 		cmocka_unit_test(test_derive_refuses_unsupported),
+		cmocka_unit_test(test_derive_off_wire),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
