@@ -822,7 +822,6 @@ static int parse_line(struct pctx *c, char *line)
 	if (!ntok)
 		return 0;
 	const char *d = tok[0];
-	int r;
 	if (!strcmp(d, "capture")) {
 		if (ntok != 2)
 			return fail(c, "capture: expected 'capture PATH'");
@@ -887,7 +886,6 @@ static int parse_line(struct pctx *c, char *line)
 			return fail(c, "drain: expected 'drain TIME'");
 		return parse_time(c, "drain", tok[1], &s->drain_ns);
 	}
-	(void)r;
 	return fail(c, "unknown directive '%s'", d);
 }
 
