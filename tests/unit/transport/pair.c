@@ -128,7 +128,7 @@ void pair_side_ip(uint8_t ip_version, int side, uint8_t ip[16])
 
 void pair_init(struct pair *p, const struct pair_opts *o)
 {
-	struct pair_opts none = {{0, 0}, {NULL, NULL}, 0, 4};
+	struct pair_opts none = {{0, 0}, {NULL, NULL}, 0, 4, NULL};
 	struct droce_memlink_params mp = {0};
 
 	if (!o)
@@ -170,6 +170,7 @@ void pair_init(struct pair *p, const struct pair_opts *o)
 		cp.mac[5] = (uint8_t)(1 + s);
 		cp.link = droce_memlink_end(p->ml, (unsigned)s);
 		cp.seed = o->seed[s] ? o->seed[s] : 0x1234u + (uint64_t)s;
+		cp.cc = o->cc;
 		p->ctx[s] = droce_ctx_create(&cp);
 		if (!p->ctx[s])
 			fail_msg("droce_ctx_create: %s", strerror(errno));

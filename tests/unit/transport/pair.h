@@ -78,6 +78,7 @@ struct pair_opts {
 	const char *impair[2];         /**< spec per direction, NULL = none */
 	uint32_t depth;                /**< memlink FIFO depth, 0 = default */
 	uint8_t ip_version;            /**< 4 (default) or 6 */
+	const char *cc;                /**< congestion control by name; NULL = the context default */
 };
 
 /** The address of side @p side (0 or 1) in @p ip_version. */

@@ -35,7 +35,7 @@ struct fx {
 
 static void fx_setup_ip(struct fx *f, enum droce_mtu mtu, uint8_t ip_version)
 {
-	struct pair_opts po = {{0, 0}, {NULL, NULL}, 0, ip_version};
+	struct pair_opts po = {{0, 0}, {NULL, NULL}, 0, ip_version, NULL};
 	pair_init(&f->p, &po);
 	conn_opts_default(&f->o);
 	f->o.mtu = mtu;

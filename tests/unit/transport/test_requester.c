@@ -201,13 +201,27 @@ static void test_later_ack_covers_earlier(void **state)
 	fx_free(f);
 }
 
-/* The window bounds the packets in flight: count sent minus acknowledged along the tap. */
+/*
+ * The window bounds the packets in flight: count sent minus acknowledged
+ * along the tap. With the "fixed" congestion control the window stays at
+ * DROCE_DEFAULT_WINDOW_PKTS (stack/cc/fixed.c).
+ */
 static void test_window_bounds_inflight(void **state)
 {
 	struct conn_opts o;
+	struct pair_opts po = {{0, 0}, {NULL, NULL}, 0, 4, "fixed"};
 	conn_opts_default(&o);
 	o.mtu = DROCE_MTU_256;
-	struct fx *f = fx_new(&o);
+	struct fx *f = calloc(1, sizeof(*f));
+	pair_init(&f->p, &po);
+	f->o = o;
+	pair_connect(&f->p, &f->c, &f->o);
+	f->amr = pair_mr(&f->p, SIDE_A, BUF, f->o.access, 0xAA);
+	f->bmr = pair_mr(&f->p, SIDE_B, BUF, f->o.access, 0xBB);
+	f->a = f->amr->addr;
+	f->b = f->bmr->addr;
+	f->rb = (uint64_t)(uintptr_t)f->b;
+	f->P = f->o.sq_psn[SIDE_A];
 	struct pair *p = &f->p;
 	uint32_t acked = PSN(f->P - 1), sent = PSN(f->P - 1);
 	unsigned peak = 0;
@@ -312,7 +326,7 @@ static void test_rnr_count_resets_per_message(void **state)
 static void test_link_backpressure(void **state)
 {
 	struct conn_opts o;
-	struct pair_opts po = {{0, 0}, {NULL, NULL}, 8, 4}; /* 8 frames per direction */
+	struct pair_opts po = {{0, 0}, {NULL, NULL}, 8, 4, NULL}; /* 8 frames per direction */
 	struct fx *f = calloc(1, sizeof(*f));
 	struct droce_ctx_stats cs;
 	struct droce_memlink_stats ms;
