@@ -17,7 +17,7 @@
  *     impair=SPEC (drop=0.01,reorder=0.01,dup=0.001; the seed is added per direction)
  *     qps=N (1..4)  bidir=0|1  inflight=1..16
  *     recvs=1..64 (64): receive WQEs kept posted; few means RNR NAKs under load
- *     ipv6=0|1: RoCEv2 over IPv6
+ *     ipv6=0|1: RoCEv2 over IPv6   cc=NAME: congestion control (stack/cc), default the context's
  *     delay=NS (0): one-way link latency; timeout=T (8): local ACK timeout exponent
  *     (4.096 us * 2^T; below the round trip, every message also times out spuriously)
  *   Two bare numbers are taken as messages and seed.
@@ -56,7 +56,8 @@ static struct {
 	uint64_t delay;      /* one-way link latency, ns */
 	unsigned timeout;    /* local ACK timeout exponent */
 	int ipv6;
-} g = {100000, 1, 1024, "drop=0.01,reorder=0.01,dup=0.001", 1, 0, SLOTS, NRECV, 0, 8, 0};
+	char cc[32];
+} g = {100000, 1, 1024, "drop=0.01,reorder=0.01,dup=0.001", 1, 0, SLOTS, NRECV, 0, 8, 0, ""};
 
 /* With DROCE_SOAK_DUMP set: the tap records, and a failure prints the last frames. */
 static struct pair *g_pair;
@@ -354,6 +355,7 @@ static void test_soak(void **state)
 	po.impair[0] = spec[0];
 	po.impair[1] = spec[1];
 	po.ip_version = g.ipv6 ? 6 : 4;
+	po.cc = g.cc[0] ? g.cc : NULL;
 	pair_init(&p, &po);
 	p.record = getenv("DROCE_SOAK_DUMP") != NULL;
 	p.max_iters = UINT64_MAX;
@@ -435,7 +437,9 @@ static void test_soak(void **state)
 	       (unsigned long long)sa.retrans_pkts, (unsigned long long)sb.dup_reqs,
 	       (unsigned long long)sb.out_of_seq,
 	       (unsigned long long)sb.nak_sent[DROCE_NAK_PSN_SEQ_ERR]);
-	printf("soak: RNR NAKs %llu sent by B (QP pair 0)\n", (unsigned long long)sb.rnr_nak_sent);
+	printf("soak: QP pair 0: RNR NAKs %llu sent by B; ECN-marked %llu at B, CNPs %llu sent by B, %llu received by A\n",
+	       (unsigned long long)sb.rnr_nak_sent, (unsigned long long)sb.ecn_marked,
+	       (unsigned long long)sb.cnp_sent, (unsigned long long)sa.cnp_rcvd);
 	printf("soak: virtual time %.3f s, wall time %.2f s\n", (double)(p.now - 1000000) / 1e9, wall);
 	/* the impairment did happen, and was recovered from */
 	struct droce_impair_spec sp;
@@ -483,6 +487,8 @@ static void parse_arg(const char *a, int pos)
 		g.timeout = (unsigned)strtoul(v, NULL, 0);
 	else if (k == 4 && !strncmp(a, "ipv6", k))
 		g.ipv6 = atoi(v);
+	else if (k == 2 && !strncmp(a, "cc", k))
+		snprintf(g.cc, sizeof(g.cc), "%s", v);
 	else {
 		fprintf(stderr, "unknown option %s\n", a);
 		exit(2);
