@@ -31,6 +31,7 @@
 #define RX_MIN_ROOM 2048u
 #define STASH_MAX 64u
 #define CLOSE_WAIT_MS 500u
+#define CLOSE_SETTLE_US 100000u
 
 /* Shared by the queues of one ethdev: the last to close stops it. */
 struct port_dev {
@@ -68,7 +69,8 @@ struct droce_port {
 	unsigned n_stash;
 
 	uint8_t *scratch;               /* burst * frame_max: linearised RX */
-	uint8_t *ctrl_buf;              /* frame_max: ARP/ICMP answers, capture */
+	uint8_t *ctrl_buf;              /* frame_max: frames resolve() linearises */
+	uint8_t *reply_buf;             /* frame_max: ICMP echo replies */
 	struct droce_arp *arp;
 	struct droce_capture *capture;
 	struct droce_port_stats st;
@@ -325,10 +327,11 @@ static bool mac_ours(const struct droce_port *p, const uint8_t *frame)
 }
 
 /*
- * Look at one received frame: answer ARP and ICMP, count and drop the
- * rest; return true when it is a RoCE frame for the context.
+ * Look at one received frame (@p b: its contiguous bytes): answer ARP and
+ * ICMP, count and drop the rest; return true when it is a RoCE frame for
+ * the context.
  */
-static bool rx_one(struct droce_port *p, struct rte_mbuf *m, uint64_t now)
+static bool rx_one(struct droce_port *p, struct rte_mbuf *m, const uint8_t *b, uint64_t now)
 {
 	p->st.rx_frames++;
 	p->st.rx_bytes += m->pkt_len;
@@ -337,7 +340,6 @@ static bool rx_one(struct droce_port *p, struct rte_mbuf *m, uint64_t now)
 		p->st.rx_csum_bad++;
 		return false;
 	}
-	const uint8_t *b = rx_bytes(p, m, p->ctrl_buf);
 	if (b == NULL)
 		return false;
 	if (unlikely(p->capture != NULL))
@@ -364,12 +366,10 @@ static bool rx_one(struct droce_port *p, struct rte_mbuf *m, uint64_t now)
 		return false;
 	case DROCE_NET_ICMP:
 		if (p->ip_version == 4 && mac_ours(p, b)) {
-			/* The reply is no longer than the request (padded to 60). */
-			uint8_t *out = p->scratch;
-			size_t n = droce_icmp_echo_reply(b, m->pkt_len, p->mac, p->ip, out,
+			size_t n = droce_icmp_echo_reply(b, m->pkt_len, p->mac, p->ip, p->reply_buf,
 							 p->frame_max, &p->st.icmp);
 			if (n != 0)
-				send_ctrl(p, out, n, now);
+				send_ctrl(p, p->reply_buf, n, now);
 		}
 		return false;
 	default:
@@ -378,10 +378,9 @@ static bool rx_one(struct droce_port *p, struct rte_mbuf *m, uint64_t now)
 	}
 }
 
-/* Fill @p f from a kept mbuf; slot @p i of the scratch area if chained. */
-static bool to_frame(struct droce_port *p, struct rte_mbuf *m, struct droce_rx_frame *f, unsigned i)
+/* Fill @p f from a kept mbuf whose bytes are @p b (NULL: drop it). */
+static bool to_frame(struct rte_mbuf *m, const uint8_t *b, struct droce_rx_frame *f)
 {
-	const uint8_t *b = rx_bytes(p, m, p->scratch + (size_t)i * p->frame_max);
 	if (b == NULL) {
 		rte_pktmbuf_free(m);
 		return false;
@@ -400,9 +399,11 @@ static unsigned port_rx_burst(void *link, struct droce_rx_frame *f, unsigned n, 
 	unsigned k = 0;
 	/* Frames resolve() had to take off the ring come first. */
 	unsigned s = 0;
-	for (; s < p->n_stash && k < n; s++)
-		if (to_frame(p, p->stash[s], &f[k], k))
+	for (; s < p->n_stash && k < n; s++) {
+		struct rte_mbuf *m = p->stash[s];
+		if (to_frame(m, rx_bytes(p, m, p->scratch + (size_t)k * p->frame_max), &f[k]))
 			k++;
+	}
 	if (s != 0) {
 		memmove(p->stash, p->stash + s, (p->n_stash - s) * sizeof(p->stash[0]));
 		p->n_stash -= s;
@@ -414,9 +415,13 @@ static unsigned port_rx_burst(void *link, struct droce_rx_frame *f, unsigned n, 
 	uint16_t got = rte_eth_rx_burst(p->port_id, p->queue, pkts, (uint16_t)(n - k));
 	for (uint16_t i = 0; i < got; i++) {
 		struct rte_mbuf *m = pkts[i];
-		if (rx_one(p, m, now)) {
-			if (to_frame(p, m, &f[k], k))
-				k++;
+		/* Linearised (if chained) straight into the slot it would take. */
+		const uint8_t *b = rx_bytes(p, m, p->scratch + (size_t)k * p->frame_max);
+		if (rx_one(p, m, b, now)) {
+			f[k].data = b;
+			f[k].len = m->pkt_len;
+			f[k].handle = m;
+			k++;
 		} else {
 			rte_pktmbuf_free(m);
 		}
@@ -466,12 +471,14 @@ int droce_port_resolve(struct droce_port *p, const uint8_t ip[4], uint8_t mac[6]
 	struct rte_mbuf *pkts[STASH_MAX];
 	uint16_t got = rte_eth_rx_burst(p->port_id, p->queue, pkts, STASH_MAX);
 	for (uint16_t i = 0; i < got; i++) {
-		if (rx_one(p, pkts[i], now) && p->n_stash < STASH_MAX) {
-			p->stash[p->n_stash++] = pkts[i];
-			continue;
-		}
-		if (p->st.rx_roce != 0 && p->n_stash >= STASH_MAX)
+		const uint8_t *b = rx_bytes(p, pkts[i], p->ctrl_buf);
+		if (rx_one(p, pkts[i], b, now)) {
+			if (p->n_stash < STASH_MAX) {
+				p->stash[p->n_stash++] = pkts[i];
+				continue;
+			}
 			p->st.rx_stash_drop++;
+		}
 		rte_pktmbuf_free(pkts[i]);
 	}
 	batch_send(p);
@@ -542,6 +549,7 @@ static void queue_free(struct droce_port *p)
 	free(p->batch);
 	free(p->scratch);
 	free(p->ctrl_buf);
+	free(p->reply_buf);
 	/* Pools are freed after the device is closed (the PMD may still hold
 	 * RX mbufs); see droce_port_close(). */
 }
@@ -748,7 +756,9 @@ int droce_port_open_queues(const struct droce_port_conf *conf, struct droce_port
 		p->batch = calloc(p->batch_cap, sizeof(p->batch[0]));
 		p->scratch = malloc((size_t)p->burst * p->frame_max);
 		p->ctrl_buf = malloc(p->frame_max);
-		if (p->batch == NULL || p->scratch == NULL || p->ctrl_buf == NULL) {
+		p->reply_buf = malloc(p->frame_max);
+		if (p->batch == NULL || p->scratch == NULL || p->ctrl_buf == NULL ||
+		    p->reply_buf == NULL) {
 			rc = -ENOMEM;
 			goto fail;
 		}
@@ -810,7 +820,7 @@ int droce_port_open_queues(const struct droce_port_conf *conf, struct droce_port
 		in->tx_ip_csum = tx_csum;
 		in->footprint_bytes = pool_bytes(p->rx_pool) + pool_bytes(p->tx_pool) +
 				      pool_bytes(p->ext_pool) + pool_bytes(p->shinfo_pool) +
-				      (uint64_t)p->burst * p->frame_max + p->frame_max +
+				      (uint64_t)p->burst * p->frame_max + 2ull * p->frame_max +
 				      p->batch_cap * sizeof(p->batch[0]) + sizeof(*p);
 	}
 	/* RFC 5227 announcement so switches and peers learn our MAC now. */
@@ -861,6 +871,14 @@ void droce_port_close(struct droce_port *p)
 	queue_free(p);
 	if (--dev->open_queues != 0)
 		return;
+	/* A link already down means the peer just went away (a memif peer
+	 * closing its end): DPDK 22.11's memif handles that disconnect on the
+	 * EAL interrupt thread, and closing the device while it does frees
+	 * the control channel twice (a crash in rte_intr_fd_get, seen in the
+	 * e2e suite). Give the interrupt thread time to finish first. */
+	struct rte_eth_link link;
+	if (rte_eth_link_get_nowait(dev->port_id, &link) == 0 && !link.link_status)
+		rte_delay_us_sleep(CLOSE_SETTLE_US);
 	/* The last queue: stop the device, then free every queue's pools
 	 * (the PMD held RX mbufs of all of them until now). */
 	rte_eth_dev_stop(dev->port_id);

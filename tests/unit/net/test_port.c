@@ -467,6 +467,93 @@ static void test_capture_mirror(void **state)
 	unlink(path);
 }
 
+/* A frame that arrives as a chain of mbufs is handed over contiguous. */
+static void test_rx_chained_linearised(void **state)
+{
+	(void)state;
+	drain_tx();
+	uint8_t b[5000], pl[3000];
+	for (unsigned i = 0; i < sizeof(pl); i++)
+		pl[i] = (uint8_t)(i ^ 0xa5);
+	size_t n = roce_frame(b, sizeof(b), 4, fx.mac, sizeof(pl), pl, NULL);
+	/* three segments: 1000 + 1000 + the rest */
+	struct rte_mbuf *head = rte_pktmbuf_alloc(fx.inj), *prev = head;
+	memcpy(rte_pktmbuf_append(head, 1000), b, 1000);
+	for (size_t off = 1000; off < n; off += 1000) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(fx.inj);
+		size_t len = n - off < 1000 ? n - off : 1000;
+		memcpy(rte_pktmbuf_append(m, (uint16_t)len), b + off, len);
+		prev->next = m;
+		head->nb_segs++;
+		head->pkt_len += (uint32_t)len;
+		prev = m;
+	}
+	assert_int_equal(head->nb_segs, 4);
+	assert_int_equal(rte_ring_enqueue(fx.rx, head), 0);
+	struct droce_rx_frame fr[4];
+	assert_int_equal(fx.link.ops->rx_burst(fx.link.priv, fr, 4, 0), 1);
+	assert_int_equal(fr[0].len, n);
+	assert_memory_equal(fr[0].data, b, n);
+	struct droce_pkt p;
+	assert_int_equal(droce_parse(fr[0].data, fr[0].len, &p, 0), DROCE_PARSE_OK);
+	fx.link.ops->rx_release(fx.link.priv, fr, 1);
+	struct droce_port_stats st;
+	droce_port_get_stats(fx.port, &st);
+	assert_int_equal(st.rx_linearised, 1);
+	assert_int_equal(rte_mempool_in_use_count(fx.inj), 0);
+}
+
+/* zero_copy off: a 4 KB frame is copied into one mbuf, same bytes. */
+static void test_copy_mode(void **state)
+{
+	(void)state;
+	struct rte_ring *rx = rte_ring_create("cprx", 256, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	struct rte_ring *tx = rte_ring_create("cptx", 256, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	int pid = rte_eth_from_rings("droce_copy", &rx, 1, &tx, 1, SOCKET_ID_ANY);
+	assert_true(pid >= 0);
+	struct droce_port_conf c;
+	droce_port_conf_init(&c);
+	c.port_id = (uint16_t)pid;
+	c.rx_desc = c.tx_desc = 128;
+	c.zero_copy = false;
+	c.gratuitous_arp = false;
+	memcpy(c.ip, our_ip, 4);
+	struct droce_port *port = droce_port_open(&c);
+	assert_non_null(port);
+	struct droce_port_info in;
+	droce_port_get_info(port, &in);
+	assert_false(in.zero_copy);
+	assert_int_equal(in.ext_pool_n, 0);
+	struct droce_link l = droce_port_link(port);
+	uint8_t *payload = malloc(4096), ref[5000];
+	for (unsigned i = 0; i < 4096; i++)
+		payload[i] = (uint8_t)(i * 5);
+	size_t flen = roce_frame(ref, sizeof(ref), 6, peer_mac, 4096, payload, NULL);
+	struct droce_tx_frame f;
+	const uint32_t cuts[1] = {1234};
+	tx_desc(&f, ref, flen, flen - 4096 - 4, payload, 4096, cuts, 1);
+	assert_int_equal(l.ops->tx(l.priv, &f, 0), 0);
+	l.ops->tx_flush(l.priv, 0);
+	void *obj = NULL;
+	assert_int_equal(rte_ring_dequeue(tx, &obj), 0);
+	struct rte_mbuf *m = obj;
+	assert_non_null(m);
+	assert_int_equal(m->nb_segs, 1);
+	assert_int_equal(m->pkt_len, flen);
+	assert_memory_equal(rte_pktmbuf_mtod(m, uint8_t *), ref, flen);
+	rte_pktmbuf_free(m);
+	/* the gratuitous ARP was switched off: nothing else was sent */
+	assert_int_equal(rte_ring_count(tx), 0);
+	struct droce_port_stats st;
+	droce_port_get_stats(port, &st);
+	assert_int_equal(st.tx_copied_frames, 1);
+	assert_int_equal(st.tx_zc_frames, 0);
+	droce_port_close(port);
+	rte_ring_free(rx);
+	rte_ring_free(tx);
+	free(payload);
+}
+
 /* Two queues of one device, as two contexts on two lcores would use them. */
 static void test_two_queues(void **state)
 {
@@ -552,6 +639,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_resolve_sends_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_capture_mirror, setup, teardown),
 		cmocka_unit_test(test_two_queues),
+		cmocka_unit_test_setup_teardown(test_rx_chained_linearised, setup, teardown),
+		cmocka_unit_test(test_copy_mode),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rte_eal_cleanup();
