@@ -9,6 +9,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -233,28 +234,33 @@ int droce_sc_listen(struct droce_sc *sc, const char *addr, uint16_t port)
 	if (gai != 0)
 		return sc_fail(sc, -EINVAL, "cannot listen on %s: %s", node ? node : "*",
 			       gai_strerror(gai));
-	/* Prefer IPv6 any (dual-stack), else the first address. */
-	struct addrinfo *ai = res;
-	for (struct addrinfo *p = res; node == NULL && p != NULL; p = p->ai_next)
-		if (p->ai_family == AF_INET6)
-			ai = p;
-	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-	if (fd < 0) {
-		int e = errno;
-		freeaddrinfo(res);
-		return sc_fail(sc, -e, "socket: %s", strerror(e));
-	}
-	int one = 1, zero = 0;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (ai->ai_family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 1) != 0) {
-		int e = errno;
-		close(fd);
-		freeaddrinfo(res);
-		return sc_fail(sc, -e, "cannot listen on port %u: %s", port, strerror(e));
+	/* Try IPv6 any first (dual stack: it takes IPv4 peers too), then the
+	 * other candidates in order; a host without IPv6 falls back to IPv4. */
+	int fd = -1, e = EADDRNOTAVAIL;
+	for (int pass = 0; fd < 0 && pass < 2; pass++) {
+		for (struct addrinfo *ai = res; fd < 0 && ai != NULL; ai = ai->ai_next) {
+			bool v6 = ai->ai_family == AF_INET6;
+			if ((pass == 0) != (v6 && node == NULL))
+				continue;
+			fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+			if (fd < 0) {
+				e = errno;
+				continue;
+			}
+			int one = 1, zero = 0;
+			setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+			if (v6)
+				setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+			if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 1) != 0) {
+				e = errno;
+				close(fd);
+				fd = -1;
+			}
+		}
 	}
 	freeaddrinfo(res);
+	if (fd < 0)
+		return sc_fail(sc, -e, "cannot listen on port %u: %s", port, strerror(e));
 	set_nonblock(fd);
 	sc->lfd = fd;
 	return 0;
