@@ -314,6 +314,20 @@ static void test_any_address_dual_stack(void **state)
 	}
 }
 
+static void test_port_in_use(void **state)
+{
+	(void)state;
+	struct droce_sc a, b;
+	droce_sc_init(&a, 100);
+	droce_sc_init(&b, 100);
+	assert_int_equal(droce_sc_listen(&a, NULL, 0), 0);
+	uint16_t port = droce_sc_local_port(&a);
+	assert_int_equal(droce_sc_listen(&b, NULL, port), -EADDRINUSE);
+	assert_non_null(strstr(b.err, "cannot listen"));
+	assert_int_equal(b.lfd, -1);
+	droce_sc_close(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -327,6 +341,7 @@ int main(void)
 		cmocka_unit_test(test_silent_peer_times_out),
 		cmocka_unit_test(test_connect_and_accept_timeouts),
 		cmocka_unit_test(test_any_address_dual_stack),
+		cmocka_unit_test(test_port_in_use),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
