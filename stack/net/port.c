@@ -498,6 +498,11 @@ void droce_port_set_capture(struct droce_port *p, struct droce_capture *cap)
 		p->capture = cap;
 }
 
+unsigned droce_port_tx_pending(const struct droce_port *p)
+{
+	return p != NULL ? p->n_batch : 0;
+}
+
 int droce_port_get_stats(const struct droce_port *p, struct droce_port_stats *out)
 {
 	if (p == NULL || out == NULL)

@@ -166,6 +166,15 @@ int droce_port_add_neighbour(struct droce_port *p, const uint8_t ip[4], const ui
 /** Mirror RX and TX frames into @p cap (NULL: stop). The caller owns @p cap. */
 void droce_port_set_capture(struct droce_port *p, struct droce_capture *cap);
 
+/**
+ * Frames queued in the TX batch that the PMD has not taken yet (0 on NULL).
+ * An application shutting down flushes until this is 0, then stops polling
+ * before it closes: a memif peer that disconnects while this side still
+ * polls can crash DPDK 22.11's memif (it unmaps the rings on the interrupt
+ * thread), see docs/usage.md.
+ */
+unsigned droce_port_tx_pending(const struct droce_port *p);
+
 /** Copy the counters. @return 0 or -EINVAL. */
 int droce_port_get_stats(const struct droce_port *p, struct droce_port_stats *out);
 

@@ -258,11 +258,15 @@ int main(int argc, char **argv)
 		uint64_t now = now_ns();
 		droce_comm_poll(a->comm, now);
 		if (linger == 0 && atomic_load(&a->done))
-			linger = now + 300000000ull; /* let the last ACKs out */
+			linger = now + 100000000ull; /* let the last ACKs out */
 		if (linger != 0 && now >= linger)
 			break;
 	}
 	pthread_join(t, NULL);
+	/* Stop polling before the peer leaves: a memif peer that disconnects
+	 * while we poll can crash DPDK 22.11's memif. */
+	struct timespec nap = {0, 300000000};
+	nanosleep(&nap, NULL);
 	unsigned long ok = atomic_load(&a->ok), bad = atomic_load(&a->bad);
 	struct droce_port_stats st;
 	droce_port_get_stats(port, &st);

@@ -197,16 +197,20 @@ int main(int argc, char **argv)
 			link.ops->rx_release(link.priv, f, n);
 		link.ops->tx_flush(link.priv, now - t0);
 		droce_port_get_stats(port, &st);
-		if (result != 0 &&
-		    (target != NULL ? st.icmp.rx_ignored >= pings : st.icmp.rx_echo >= pings)) {
-			/* Done; keep polling a little so the peer reads our last
-			 * frames before the port (and a memif link) goes away. */
+		if (target != NULL ? st.icmp.rx_ignored >= pings : st.icmp.rx_echo >= pings) {
 			result = 0;
-			end = now + 300000000ull;
+			break;
 		}
 		if (now >= end)
 			break;
 	}
+	/* Hand our last frames to the PMD, then stop polling and give the peer
+	 * time to read them and leave: a memif peer that disconnects while we
+	 * still poll can crash DPDK 22.11's memif. */
+	while (droce_port_tx_pending(port) != 0 && now_ns() < end + 1000000000ull)
+		link.ops->tx_flush(link.priv, now_ns() - t0);
+	struct timespec nap = {0, 300000000};
+	nanosleep(&nap, NULL);
 	droce_port_get_stats(port, &st);
 	printf("rx %lu frames: arp %lu icmp %lu roce %lu other %lu; answered %lu echo, %lu arp; "
 	       "replies to us %lu; tx %lu frames (%lu zero-copy, %lu/%lu buffers released)\n",
