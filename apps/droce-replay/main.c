@@ -2,7 +2,7 @@
 /*
  * droce-replay: conformance tests from captures.
  *
- *   droce-replay SCENARIO               replay; exit 0 match, 1 mismatch, 2 bad input
+ *   droce-replay [-w OUT.pcap] SCENARIO replay; exit 0 match, 1 mismatch, 2 bad input
  *   droce-replay --derive CAPTURE --side IP
  *                                       write a scenario for that side to stdout
  *   droce-replay --sides CAPTURE        list the addresses that send RC frames to another host
@@ -22,11 +22,12 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: droce-replay SCENARIO\n"
+	fputs("usage: droce-replay [-w OUT.pcap] SCENARIO\n"
 	      "       droce-replay --derive CAPTURE --side IP\n"
 	      "       droce-replay --sides CAPTURE\n"
 	      "Replays a capture's peer frames into a fresh droce context on a virtual clock and\n"
 	      "compares what droce sends, writes and completes with what the scenario expects.\n"
+	      "-w OUT.pcap writes the replayed conversation (peer frames as fed, droce's frames).\n"
 	      "Exit: 0 match, 1 mismatch, 2 bad scenario or capture (FILE:LINE: reason).\n"
 	      "Scenario format: pcap/README.md.\n", f);
 }
@@ -89,7 +90,7 @@ static int do_sides(const char *capture)
 	return 0;
 }
 
-static int do_replay(const char *path)
+static int do_replay(const char *path, const char *pcap_out)
 {
 	struct droce_rp_scenario *s;
 	char err[1024];
@@ -105,7 +106,7 @@ static int do_replay(const char *path)
 		droce_rp_scenario_free(s);
 		return DROCE_RP_BAD_INPUT;
 	}
-	int r = droce_rp_run(s, &cap, stdout);
+	int r = droce_rp_run_write(s, &cap, stdout, pcap_out);
 	droce_rp_capture_free(&cap);
 	droce_rp_scenario_free(s);
 	return r;
@@ -124,7 +125,9 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "--sides"))
 		return do_sides(argv[2]);
 	if (argc == 2 && argv[1][0] != '-')
-		return do_replay(argv[1]);
+		return do_replay(argv[1], NULL);
+	if (argc == 4 && !strcmp(argv[1], "-w") && argv[3][0] != '-')
+		return do_replay(argv[3], argv[2]);
 	usage(stderr);
 	return DROCE_RP_BAD_INPUT;
 }

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pcap/pcap.h>
+
 #include <droce/ctx.h>
 #include <droce/params.h>
 #include <droce/verbs.h>
@@ -589,7 +591,46 @@ static void print_drops(struct runner *r)
 	fputc('\n', r->out);
 }
 
+/* The conversation as replayed, merged by virtual time (peer frames first at a tie). */
+static int write_conversation(const struct runner *r, const char *path)
+{
+	pcap_t *dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535, PCAP_TSTAMP_PRECISION_NANO);
+	pcap_dumper_t *d = dead ? pcap_dump_open(dead, path) : NULL;
+	if (!d) {
+		fprintf(r->out, "cannot write %s: %s\n", path, dead ? pcap_geterr(dead) : "libpcap");
+		if (dead)
+			pcap_close(dead);
+		return -1;
+	}
+	const struct rlink *l = &r->link;
+	size_t i = 0, j = 0;
+	while (i < l->ready || j < l->nsent) {
+		bool peer = j == l->nsent || (i < l->ready && l->feed[i].t_ns <= l->sent[j].t_ns);
+		uint64_t t = peer ? l->feed[i].t_ns : l->sent[j].t_ns;
+		const uint8_t *data = peer ? l->feed[i].data : l->sent[j].data;
+		uint32_t len = peer ? l->feed[i].len : l->sent[j].len;
+		struct pcap_pkthdr h = { .caplen = len, .len = len };
+		h.ts.tv_sec = (time_t)(t / 1000000000u);
+		h.ts.tv_usec = (suseconds_t)(t % 1000000000u); /* nanoseconds: the file says so */
+		pcap_dump((u_char *)d, &h, data);
+		if (peer)
+			i++;
+		else
+			j++;
+	}
+	pcap_dump_close(d);
+	pcap_close(dead);
+	fprintf(r->out, "wrote the replayed conversation to %s\n", path);
+	return 0;
+}
+
 int droce_rp_run(const struct droce_rp_scenario *s, const struct droce_rp_capture *cap, FILE *out)
+{
+	return droce_rp_run_write(s, cap, out, NULL);
+}
+
+int droce_rp_run_write(const struct droce_rp_scenario *s, const struct droce_rp_capture *cap,
+		       FILE *out, const char *pcap_out)
 {
 	struct runner *r = calloc(1, sizeof(*r));
 	if (!r) {
@@ -613,6 +654,8 @@ int droce_rp_run(const struct droce_rp_scenario *s, const struct droce_rp_captur
 		bad++;
 	}
 	print_drops(r);
+	if (pcap_out && write_conversation(r, pcap_out))
+		bad++;
 	fprintf(out, "%s: %s (%u difference%s)\n", s->path, bad ? "MISMATCH" : "MATCH", bad,
 		bad == 1 ? "" : "s");
 	ret = bad ? DROCE_RP_MISMATCH : DROCE_RP_MATCH;

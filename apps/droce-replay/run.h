@@ -24,4 +24,12 @@ enum { DROCE_RP_MATCH = 0, DROCE_RP_MISMATCH = 1, DROCE_RP_BAD_INPUT = 2 };
  */
 int droce_rp_run(const struct droce_rp_scenario *s, const struct droce_rp_capture *cap, FILE *out);
 
+/**
+ * As droce_rp_run(), and write the replayed conversation to @p pcap_out
+ * (NULL: none): the peer's frames as fed (QPNs and rkeys rewritten) and
+ * droce's frames, on the virtual clock, for Wireshark or droce-dump.
+ */
+int droce_rp_run_write(const struct droce_rp_scenario *s, const struct droce_rp_capture *cap,
+		       FILE *out, const char *pcap_out);
+
 #endif

@@ -13,3 +13,10 @@ int droce_rp_run(const struct droce_rp_scenario *s, const struct droce_rp_captur
 		s->path);
 	return DROCE_RP_BAD_INPUT;
 }
+
+int droce_rp_run_write(const struct droce_rp_scenario *s, const struct droce_rp_capture *cap,
+		       FILE *out, const char *pcap_out)
+{
+	(void)pcap_out;
+	return droce_rp_run(s, cap, out);
+}

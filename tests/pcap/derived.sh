@@ -21,4 +21,15 @@ for cap in "$pcapdir"/*.pcap; do
   fi
 done
 [ $n -gt 0 ] || { echo "FAIL: no fixtures in $pcapdir"; fail=1; }
+
+# -w writes the replayed conversation: readable, both sides in it, and
+# itself a capture a scenario can be derived from and replayed against.
+if "$replay" -w "$work/conv.pcap" "$pcapdir/req-read.scn" >/dev/null &&
+   [ "$("$replay" --sides "$work/conv.pcap" | wc -l)" -eq 2 ] &&
+   "$replay" --derive "$work/conv.pcap" --side 10.0.0.1 >"$work/conv.scn" &&
+   "$replay" "$work/conv.scn" >/dev/null; then
+  echo "ok   -w conversation of req-read derives and replays"
+else
+  echo "FAIL: -w conversation of req-read"; fail=1
+fi
 exit $fail
