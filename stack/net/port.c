@@ -40,7 +40,12 @@ struct port_dev {
 	struct droce_port *q[]; /* freed with the device: the PMD holds RX mbufs */
 };
 
-/* Shared info of one attached payload segment (one per external mbuf). */
+/*
+ * Shared info of one attached payload segment. It lives in the private area
+ * of the external mbuf that carries the segment (one segment, one mbuf, one
+ * reference), so it needs no pool of its own: DPDK calls free_cb while it
+ * detaches that very mbuf, before the mbuf goes back to its pool.
+ */
 struct zc_shinfo {
 	struct rte_mbuf_ext_shared_info sh;
 	struct droce_port *port;
@@ -57,7 +62,7 @@ struct droce_port {
 	uint8_t mac[6];
 	uint8_t ip_version, ip[16];
 
-	struct rte_mempool *rx_pool, *tx_pool, *ext_pool, *shinfo_pool;
+	struct rte_mempool *rx_pool, *tx_pool, *ext_pool;
 
 	/* TX batch: sent when full, on tx_flush(), or drain_ns after batch_t0. */
 	struct rte_mbuf **batch;
@@ -102,7 +107,6 @@ static void zc_release(void *addr, void *opaque)
 	(void)addr;
 	/* The PMD may free on another lcore (a ring consumer): count atomically. */
 	__atomic_fetch_add(&z->port->st.zc_released, 1, __ATOMIC_RELAXED);
-	rte_mempool_put(z->port->shinfo_pool, z);
 }
 
 static void batch_send(struct droce_port *p)
@@ -169,12 +173,7 @@ static int chain_attach(struct droce_port *p, struct rte_mbuf *head, struct rte_
 	struct rte_mbuf *m = rte_pktmbuf_alloc(p->ext_pool);
 	if (m == NULL)
 		return -ENOBUFS;
-	void *obj;
-	if (rte_mempool_get(p->shinfo_pool, &obj) != 0) {
-		rte_pktmbuf_free(m);
-		return -ENOBUFS;
-	}
-	struct zc_shinfo *z = obj;
+	struct zc_shinfo *z = rte_mbuf_to_priv(m);
 	z->sh.free_cb = zc_release;
 	z->sh.fcb_opaque = z;
 	z->port = p;
@@ -564,15 +563,14 @@ static void pools_free(struct droce_port *p)
 	rte_mempool_free(p->rx_pool);
 	rte_mempool_free(p->tx_pool);
 	rte_mempool_free(p->ext_pool);
-	rte_mempool_free(p->shinfo_pool);
 	free(p);
 }
 
 /* Mempools of one queue, sized from the ring depths and the burst:
  *  rx:  rx_desc (the ring) + 2 bursts held by the context + the cache;
  *  tx:  tx_desc + the batch (2 bursts) + the cache, direct mbufs;
- *  ext: one per attached segment, up to DROCE_TX_MAX_SEG per frame
- *       in flight (data room 0); the shared-info pool matches it. */
+ *  ext: one per attached segment (data room 0; its private area holds
+ *       the segment's shared info). */
 static int queue_pools(struct droce_port *p, const struct droce_port_conf *c, int socket)
 {
 	char name[RTE_MEMPOOL_NAMESIZE];
@@ -596,12 +594,10 @@ static int queue_pools(struct droce_port *p, const struct droce_port_conf *c, in
 		return -ENOMEM;
 	if (p->zc) {
 		snprintf(name, sizeof(name), "dext%u_%u", p->port_id, p->queue);
-		p->ext_pool = rte_pktmbuf_pool_create(name, n_ext, MEMPOOL_CACHE, 0, 0, socket);
-		snprintf(name, sizeof(name), "dsh%u_%u", p->port_id, p->queue);
-		p->shinfo_pool = rte_mempool_create(name, n_ext, sizeof(struct zc_shinfo),
-						    MEMPOOL_CACHE, 0, NULL, NULL, NULL, NULL,
-						    socket, 0);
-		if (p->ext_pool == NULL || p->shinfo_pool == NULL)
+		p->ext_pool = rte_pktmbuf_pool_create(
+			name, n_ext, MEMPOOL_CACHE,
+			RTE_ALIGN_CEIL(sizeof(struct zc_shinfo), RTE_MBUF_PRIV_ALIGN), 0, socket);
+		if (p->ext_pool == NULL)
 			return -ENOMEM;
 	}
 	p->info.rx_pool_n = n_rx;
@@ -824,7 +820,7 @@ int droce_port_open_queues(const struct droce_port_conf *conf, struct droce_port
 		in->rx_ip_csum = rx_csum;
 		in->tx_ip_csum = tx_csum;
 		in->footprint_bytes = pool_bytes(p->rx_pool) + pool_bytes(p->tx_pool) +
-				      pool_bytes(p->ext_pool) + pool_bytes(p->shinfo_pool) +
+				      pool_bytes(p->ext_pool) +
 				      (uint64_t)p->burst * p->frame_max + 2ull * p->frame_max +
 				      p->batch_cap * sizeof(p->batch[0]) + sizeof(*p);
 	}
