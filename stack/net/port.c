@@ -536,7 +536,7 @@ static void queue_free(struct droce_port *p)
 	if (p == NULL)
 		return;
 	/* Give the PMD a chance to return attached payload before the
-	 * shared-info pool goes away (bounded: a PMD may hold mbufs). */
+	 * external-mbuf pool goes away (bounded: a PMD may hold mbufs). */
 	for (unsigned i = 0; p->zc && i < CLOSE_WAIT_MS; i++) {
 		batch_send(p);
 		if (p->n_batch == 0 &&

@@ -24,8 +24,9 @@
  * TX: zero-copy for payload. A header mbuf (a copy of droce_tx_frame.hdr)
  * is chained with one mbuf per payload segment attached as an external
  * buffer (rte_pktmbuf_attach_extbuf; the registered memory is read by the
- * PMD and released through a per-queue shared-info pool whose free callback
- * counts completions), then the trailer (pad + ICRC) copied into the last
+ * PMD and released through a shared info, kept in the external mbuf's private
+ * area, whose free callback counts completions), then the trailer (pad +
+ * ICRC) copied into the last
  * direct mbuf. Segments shorter than the inline threshold are copied, as is
  * the whole frame when its payload is that short or the PMD cannot send
  * chained mbufs (no RTE_ETH_TX_OFFLOAD_MULTI_SEGS). Frames are batched and
