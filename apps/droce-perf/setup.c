@@ -244,7 +244,8 @@ static int connect_qps(struct perf *p, const struct droce_ctx_params *cp)
 			mtu = peer.mtu;
 		q->remote = peer.mr[0];
 		q->peer_qpn = peer.qpn;
-		droce_port_add_neighbour(p->port, peer.ip, peer.mac);
+		if (peer.ip_version == 4) /* the ARP table is IPv4; IPv6 peers come from here only */
+			droce_port_add_neighbour(p->port, peer.ip, peer.mac);
 
 		struct droce_qp_attr a = {0};
 		a.qp_state = DROCE_QPS_RTR;
@@ -385,7 +386,17 @@ void perf_print_port(const struct perf *p)
 
 void perf_teardown(struct perf *p)
 {
+	/* Shutdown order (docs/usage.md): push out what is batched, stop
+	 * polling, give the peer time to stop too, then close. DPDK 22.11's
+	 * memif unmaps its rings on the interrupt thread when the peer leaves,
+	 * and a side still polling then can crash. */
+	if (p->ctx && p->port) {
+		uint64_t end = perf_now(p) + 100000000u;
+		while (droce_port_tx_pending(p->port) && perf_now(p) < end)
+			droce_ctx_poll(p->ctx, perf_now(p));
+	}
 	droce_sc_close(&p->sc);
+	rte_delay_us_sleep(p->server ? 50000 : 150000); /* the server closes first */
 	for (unsigned i = 0; i < p->o.qps; i++) {
 		if (p->qp[i].qp)
 			droce_destroy_qp(p->qp[i].qp);
