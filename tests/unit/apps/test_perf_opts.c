@@ -120,6 +120,17 @@ static void test_lat_stats(void **state)
 
 static void test_pattern(void **state)
 {
+	/* Word-at-a-time fill and check agree with the byte definition. */
+	uint8_t big[1001];
+	pattern_fill(big, sizeof(big), 12345);
+	for (size_t i = 0; i < sizeof(big); i++)
+		assert_int_equal(big[i], pattern_byte(12345, i));
+	big[999] ^= 0x80;
+	assert_int_equal(pattern_check(big, sizeof(big), 12345), 999);
+	big[999] ^= 0x80;
+	big[16] ^= 1;
+	assert_int_equal(pattern_check(big, sizeof(big), 12345), 16);
+
 	uint8_t a[257], b[257];
 	pattern_fill(a, sizeof(a), 7);
 	pattern_fill(b, sizeof(b), 8);
