@@ -106,7 +106,7 @@ int droce_sc_decode_info(const uint8_t *buf, size_t len, struct droce_sc_info *o
 {
 	if (buf == NULL || out == NULL)
 		return fail_why(why, wn, -EINVAL, "NULL argument");
-	uint32_t mlen;
+	uint32_t mlen = 0; /* set by check_hdr(); -O3 cannot see it */
 	int rc = check_hdr(buf, len, DROCE_SC_INFO, &mlen, why, wn);
 	if (rc != 0)
 		return rc;
@@ -452,7 +452,7 @@ static int recv_msg(struct droce_sc *sc, enum droce_sc_type want, uint8_t *buf, 
 	int rc = recv_all(sc, buf, DROCE_SC_HDR_LEN, deadline, what);
 	if (rc != 0)
 		return rc;
-	uint32_t mlen;
+	uint32_t mlen = 0; /* set by check_hdr(); -O3 cannot see it */
 	char why[128];
 	rc = check_hdr(buf, DROCE_SC_HDR_LEN, want, &mlen, why, sizeof(why));
 	if (rc != 0)
