@@ -328,4 +328,22 @@ void droce_resp_reset(struct droce_qp *qp);
 void droce_comp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now);
 void droce_comp_cnp(struct droce_qp *qp, uint64_t now);
 
+/** The completion opcode of a send WQE's work request opcode (verbs' mapping). */
+static inline enum droce_wc_opcode droce_wc_opcode_of(uint8_t wr_op)
+{
+	switch (wr_op) {
+	case DROCE_WR_RDMA_WRITE:
+	case DROCE_WR_RDMA_WRITE_WITH_IMM:
+		return DROCE_WC_RDMA_WRITE;
+	case DROCE_WR_RDMA_READ:
+		return DROCE_WC_RDMA_READ;
+	case DROCE_WR_ATOMIC_CMP_AND_SWP:
+		return DROCE_WC_COMP_SWAP;
+	case DROCE_WR_ATOMIC_FETCH_AND_ADD:
+		return DROCE_WC_FETCH_ADD;
+	default:
+		return DROCE_WC_SEND;
+	}
+}
+
 #endif

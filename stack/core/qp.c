@@ -12,6 +12,7 @@
 #include "core/icrc_fast.h"
 #include "transport/psn.h"
 #include "wire/build.h"
+#include "wire/build_bth.h"
 #include "wire/bytes.h"
 #include "wire/opcode.h"
 #include "wire/icrc.h"
@@ -364,41 +365,7 @@ static size_t build_fast(const struct droce_qp *qp, uint8_t *buf, const struct d
 		droce_put_be16(udp - 40 + 4, (uint16_t)udp_len);
 	}
 	droce_put_be16(udp + 4, (uint16_t)udp_len);
-	uint8_t *p = buf + n;
-	const struct droce_bth_fields *b = &h->bth;
-	const struct droce_ext_fields *e = &h->ext;
-	p[0] = b->opcode;
-	p[1] = (uint8_t)((b->se ? DROCE_BTH_SE : 0) | pad << DROCE_BTH_PAD_SHIFT);
-	droce_put_be16(p + 2, b->pkey);
-	p[4] = (uint8_t)((b->fecn ? DROCE_BTH_FECN : 0) | (b->becn ? DROCE_BTH_BECN : 0));
-	droce_put_be24(p + 5, b->dqpn & DROCE_QPN_MASK);
-	p[8] = b->ack_req ? DROCE_BTH_ACKREQ : 0;
-	droce_put_be24(p + 9, b->psn & DROCE_PSN_MASK);
-	if (oi->hdrs & DROCE_HDR_RETH) {
-		uint8_t *r = p + oi->off_reth;
-		droce_put_be64(r, e->reth.va);
-		droce_put_be32(r + 8, e->reth.rkey);
-		droce_put_be32(r + 12, e->reth.dma_len);
-	}
-	if (oi->hdrs & DROCE_HDR_ATOMIC) {
-		uint8_t *a = p + oi->off_atomic;
-		droce_put_be64(a, e->atomic.va);
-		droce_put_be32(a + 8, e->atomic.rkey);
-		droce_put_be64(a + 12, e->atomic.swap_add);
-		droce_put_be64(a + 20, e->atomic.compare);
-	}
-	if (oi->hdrs & DROCE_HDR_AETH) {
-		p[oi->off_aeth] = e->aeth.syndrome;
-		droce_put_be24(p + oi->off_aeth + 1, e->aeth.msn);
-	}
-	if (oi->hdrs & DROCE_HDR_AACK)
-		droce_put_be64(p + oi->off_aack, e->atomic_ack);
-	if (oi->hdrs & DROCE_HDR_IMM)
-		droce_put_be32(p + oi->off_imm, e->imm);
-	if (oi->hdrs & DROCE_HDR_IETH)
-		droce_put_be32(p + oi->off_ieth, e->ieth_rkey);
-	if (oi->hdrs & (DROCE_HDR_DETH | DROCE_HDR_CNP))
-		return droce_build_hdrs(buf, DROCE_HDR_SCRATCH, h); /* not on the RC fast path */
+	droce_write_bth_ext(buf + n, h, oi, pad);
 	return n + oi->hdr_len;
 }
 
@@ -504,30 +471,13 @@ void droce_qp_complete(struct droce_qp *qp, struct droce_cq *cq, const struct dr
 		droce_qp_to_err(qp); /* IBTA 11.4.2.1: CQ overrun is a QP error */
 }
 
-static enum droce_wc_opcode wc_opcode(uint8_t wr_op)
-{
-	switch (wr_op) {
-	case DROCE_WR_RDMA_WRITE:
-	case DROCE_WR_RDMA_WRITE_WITH_IMM:
-		return DROCE_WC_RDMA_WRITE;
-	case DROCE_WR_RDMA_READ:
-		return DROCE_WC_RDMA_READ;
-	case DROCE_WR_ATOMIC_CMP_AND_SWP:
-		return DROCE_WC_COMP_SWAP;
-	case DROCE_WR_ATOMIC_FETCH_AND_ADD:
-		return DROCE_WC_FETCH_ADD;
-	default:
-		return DROCE_WC_SEND;
-	}
-}
-
 static void send_wc(struct droce_qp *qp, const struct droce_swqe *w,
 		    enum droce_wc_status st, uint32_t vendor_err)
 {
 	struct droce_wc wc = {
 		.wr_id = w->wr_id,
 		.status = st,
-		.opcode = wc_opcode(w->opcode),
+		.opcode = droce_wc_opcode_of(w->opcode),
 		.byte_len = w->length,
 		.qp_num = qp->qpn,
 		.vendor_err = vendor_err,

@@ -39,23 +39,6 @@ static inline bool is_rd_atomic(uint8_t op)
 	       op == DROCE_WR_ATOMIC_FETCH_AND_ADD;
 }
 
-static enum droce_wc_opcode wc_opcode(uint8_t wr_op)
-{
-	switch (wr_op) {
-	case DROCE_WR_RDMA_WRITE:
-	case DROCE_WR_RDMA_WRITE_WITH_IMM:
-		return DROCE_WC_RDMA_WRITE;
-	case DROCE_WR_RDMA_READ:
-		return DROCE_WC_RDMA_READ;
-	case DROCE_WR_ATOMIC_CMP_AND_SWP:
-		return DROCE_WC_COMP_SWAP;
-	case DROCE_WR_ATOMIC_FETCH_AND_ADD:
-		return DROCE_WC_FETCH_ADD;
-	default:
-		return DROCE_WC_SEND;
-	}
-}
-
 /* Complete the WQE at sq_una successfully (a CQE only when signaled). */
 static void complete_una(struct droce_qp *qp)
 {
@@ -64,7 +47,7 @@ static void complete_una(struct droce_qp *qp)
 		struct droce_wc wc = {
 			.wr_id = w->wr_id,
 			.status = DROCE_WC_SUCCESS,
-			.opcode = wc_opcode(w->opcode),
+			.opcode = droce_wc_opcode_of(w->opcode),
 			.byte_len = w->length,
 			.qp_num = qp->qpn,
 		};

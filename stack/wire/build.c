@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "wire/build_bth.h"
 #include "wire/bytes.h"
 #include "wire/hdr.h"
 #include "wire/opcode.h"
@@ -16,43 +17,6 @@ static uint16_t ipv4_csum(const uint8_t *ip)
 	while (sum >> 16)
 		sum = (sum & 0xFFFFu) + (sum >> 16);
 	return (uint16_t)~sum;
-}
-
-static void write_ext(uint8_t *bth, const struct droce_opcode_info *oi,
-		      const struct droce_ext_fields *e)
-{
-	if (oi->hdrs & DROCE_HDR_DETH) {
-		uint8_t *d = bth + oi->off_deth;
-		droce_put_be32(d, e->deth.qkey);
-		d[4] = 0;
-		droce_put_be24(d + 5, e->deth.sqpn);
-	}
-	if (oi->hdrs & DROCE_HDR_RETH) {
-		uint8_t *r = bth + oi->off_reth;
-		droce_put_be64(r, e->reth.va);
-		droce_put_be32(r + 8, e->reth.rkey);
-		droce_put_be32(r + 12, e->reth.dma_len);
-	}
-	if (oi->hdrs & DROCE_HDR_ATOMIC) {
-		uint8_t *a = bth + oi->off_atomic;
-		droce_put_be64(a, e->atomic.va);
-		droce_put_be32(a + 8, e->atomic.rkey);
-		droce_put_be64(a + 12, e->atomic.swap_add);
-		droce_put_be64(a + 20, e->atomic.compare);
-	}
-	if (oi->hdrs & DROCE_HDR_AETH) {
-		uint8_t *a = bth + oi->off_aeth;
-		a[0] = e->aeth.syndrome;
-		droce_put_be24(a + 1, e->aeth.msn);
-	}
-	if (oi->hdrs & DROCE_HDR_AACK)
-		droce_put_be64(bth + oi->off_aack, e->atomic_ack);
-	if (oi->hdrs & DROCE_HDR_IMM)
-		droce_put_be32(bth + oi->off_imm, e->imm);
-	if (oi->hdrs & DROCE_HDR_IETH)
-		droce_put_be32(bth + oi->off_ieth, e->ieth_rkey);
-	if (oi->hdrs & DROCE_HDR_CNP)
-		memset(bth + DROCE_OFF_CNP(oi->hdrs), 0, DROCE_CNP_LEN);
 }
 
 static size_t hdrs_len(const struct droce_hdrs *h, const struct droce_opcode_info *oi)
@@ -137,15 +101,7 @@ size_t droce_build_hdrs(uint8_t *buf, size_t cap, const struct droce_hdrs *h)
 		p += 8;
 	}
 
-	p[0] = b->opcode;
-	p[1] = (uint8_t)((b->se ? DROCE_BTH_SE : 0) | (b->migreq ? DROCE_BTH_MIGREQ : 0) |
-			 pad << DROCE_BTH_PAD_SHIFT | (b->tver & DROCE_BTH_TVER_MASK));
-	droce_put_be16(p + 2, b->pkey);
-	p[4] = (uint8_t)((b->fecn ? DROCE_BTH_FECN : 0) | (b->becn ? DROCE_BTH_BECN : 0));
-	droce_put_be24(p + 5, b->dqpn & DROCE_QPN_MASK);
-	p[8] = b->ack_req ? DROCE_BTH_ACKREQ : 0;
-	droce_put_be24(p + 9, b->psn & DROCE_PSN_MASK);
-	write_ext(p, oi, &h->ext);
+	droce_write_bth_ext(p, h, oi, pad);
 	return hlen;
 }
 
