@@ -159,7 +159,10 @@ struct droce_resp_job {
 	bool dup;               /* answers a duplicate request */
 	const uint8_t *ptr;     /* READ: next byte */
 	uint32_t left;          /* READ: bytes still to send */
-	uint64_t orig;          /* atomic: original value; ACK: the MSN */
+	uint64_t orig;          /* atomic: original value */
+	uint32_t msn;           /* MSN the response carries: the responder's MSN once
+				   this request was executed (9.7.5.1.1), not when the
+				   queue drains */
 };
 
 struct droce_qp {

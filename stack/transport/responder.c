@@ -96,7 +96,7 @@ static void queue_ack(struct droce_qp *qp, uint32_t psn)
 			j->type = DROCE_RES_ACK;
 			j->dup = true; /* not a READ/atomic: not counted against max_dest_rd_atomic */
 			j->psn = j->last_psn = qp->ack_psn;
-			j->orig = qp->msn;
+			j->msn = qp->msn;
 			qp->ack_pending = false;
 			qp->unacked = 0;
 		}
@@ -370,6 +370,7 @@ static enum resp_state execute(struct resp_ctx *c)
 		record_res(qp, DROCE_RES_READ, c->psn, last, 0);
 		qp->epsn = droce_psn_add(last, 1);
 		qp->msn = (qp->msn + 1) & DROCE_MSN_MASK;
+		j->msn = qp->msn;
 		drop_plain_ack(qp);
 		return RESPST_DONE;
 	}
@@ -390,6 +391,7 @@ static enum resp_state execute(struct resp_ctx *c)
 	record_res(qp, DROCE_RES_ATOMIC, c->psn, c->psn, orig);
 	qp->epsn = droce_psn_add(c->psn, 1);
 	qp->msn = (qp->msn + 1) & DROCE_MSN_MASK;
+	j->msn = qp->msn;
 	drop_plain_ack(qp);
 	return RESPST_DONE;
 }
@@ -446,6 +448,7 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		j->last_psn = last;
 		j->ptr = p;
 		j->left = len;
+		j->msn = qp->msn; /* a re-executed READ carries the current MSN (rxe does too) */
 		return RESPST_EXIT;
 	}
 	if (f & DROCE_OPF_ATOMIC) {
@@ -463,6 +466,7 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		j->dup = true;
 		j->psn = j->last_psn = c->psn;
 		j->orig = r->orig;
+		j->msn = qp->msn;
 		return RESPST_EXIT;
 	}
 	/* C9-105: ACK again with the latest PSN and the current MSN. */
@@ -587,10 +591,9 @@ static int send_job_pkt(struct droce_qp *qp, struct droce_resp_job *j, uint64_t 
 	unsigned nseg = 0;
 	h.bth.psn = j->psn;
 	h.ext.aeth.syndrome = DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID;
-	h.ext.aeth.msn = qp->msn;
+	h.ext.aeth.msn = j->msn;
 	if (j->type == DROCE_RES_ACK) {
 		h.bth.opcode = DROCE_OP_RC_ACKNOWLEDGE;
-		h.ext.aeth.msn = (uint32_t)j->orig;
 		h.payload_len = 0;
 		*done = true;
 		int rc = droce_qp_xmit(qp, &h, NULL, 0, now);
