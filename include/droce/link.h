@@ -4,7 +4,7 @@
  * How a context moves frames: the boundary between core/transport (which
  * speak in frames described as bytes) and whatever carries them: a DPDK
  * ethdev queue (stack/net/port.c), two contexts back to back in memory
- * (stack/core/memlink.c, for tests and the engine benchmark), or a pcap
+ * (stack/net/memlink.c, for tests and the engine benchmark), or a pcap
  * replay. The context calls the link; the link never calls the context.
  */
 #ifndef DROCE_LINK_H
