@@ -2,7 +2,8 @@
 /*
  * "aimd": a window that halves on loss or CNP (at most once per 50 us, the
  * DCQCN rate-decrease period, so one congestion event is one cut) and grows
- * by one packet's worth per window of ACKed packets, up to the configured
+ * by one packet (and 4 KB) per window of ACKed packets (bytes), i.e. once
+ * per round trip however the ACKs are coalesced, up to the configured
  * ceiling. A simple, deterministic stand-in until DCQCN lands.
  */
 #include "cc/cc.h"
@@ -18,6 +19,8 @@ static void aimd_init(struct droce_cc_state *s, uint32_t max_pkts, uint64_t max_
 	s->losses = s->cnps = 0;
 	s->max_bytes = s->wnd_bytes = max_bytes;
 	s->u.aimd.last_cut = 0;
+	s->u.aimd.acked = 0;
+	s->u.aimd.acked_bytes = 0;
 }
 
 static void aimd_cut(struct droce_cc_state *s, uint64_t now)
@@ -25,17 +28,29 @@ static void aimd_cut(struct droce_cc_state *s, uint64_t now)
 	if (s->u.aimd.last_cut && now - s->u.aimd.last_cut < AIMD_CUT_INTERVAL_NS)
 		return;
 	s->u.aimd.last_cut = now ? now : 1;
+	s->u.aimd.acked = 0;
+	s->u.aimd.acked_bytes = 0;
 	s->wnd_pkts = s->wnd_pkts / 2 > AIMD_MIN_PKTS ? s->wnd_pkts / 2 : AIMD_MIN_PKTS;
 	s->wnd_bytes = s->wnd_bytes / 2 > AIMD_MIN_BYTES ? s->wnd_bytes / 2 : AIMD_MIN_BYTES;
 }
 
 static void aimd_on_ack(struct droce_cc_state *s, uint32_t pkts, uint64_t bytes, uint64_t now)
 {
-	/* Additive increase: +pkts/wnd packets per ACKed packet, i.e. ~+1 per RTT. */
-	uint32_t inc = s->wnd_pkts ? (pkts + s->wnd_pkts - 1) / s->wnd_pkts : 1;
-	s->wnd_pkts = s->wnd_pkts + inc < s->max_pkts ? s->wnd_pkts + inc : s->max_pkts;
-	uint64_t binc = s->wnd_bytes ? (bytes * 4096u + s->wnd_bytes - 1) / s->wnd_bytes : 4096u;
-	s->wnd_bytes = s->wnd_bytes + binc < s->max_bytes ? s->wnd_bytes + binc : s->max_bytes;
+	/* Additive increase: +1 packet once a whole window has been ACKed. */
+	s->u.aimd.acked += pkts;
+	while (s->wnd_pkts < s->max_pkts && s->u.aimd.acked >= s->wnd_pkts) {
+		s->u.aimd.acked -= s->wnd_pkts;
+		s->wnd_pkts++;
+	}
+	if (s->wnd_pkts >= s->max_pkts)
+		s->u.aimd.acked = 0;
+	s->u.aimd.acked_bytes += bytes;
+	while (s->wnd_bytes < s->max_bytes && s->u.aimd.acked_bytes >= s->wnd_bytes) {
+		s->u.aimd.acked_bytes -= s->wnd_bytes;
+		s->wnd_bytes = s->wnd_bytes + 4096u < s->max_bytes ? s->wnd_bytes + 4096u : s->max_bytes;
+	}
+	if (s->wnd_bytes >= s->max_bytes)
+		s->u.aimd.acked_bytes = 0;
 }
 
 static void aimd_on_loss(struct droce_cc_state *s, bool timeout, uint64_t now)

@@ -21,6 +21,8 @@ struct droce_cc_state {
 	union {
 		struct {
 			uint64_t last_cut;  /**< time of the last decrease */
+			uint32_t acked;     /**< packets ACKed toward the next +1 */
+			uint64_t acked_bytes; /**< bytes ACKed toward the next +4096 */
 		} aimd;
 		struct {
 			double rc, rt;      /**< current and target rate, bytes per ns */

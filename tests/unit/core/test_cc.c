@@ -48,6 +48,16 @@ static void test_aimd(void **state)
 	assert_int_equal(s.wnd_pkts, 32);
 	droce_cc_aimd.on_cnp(&s, 100000);
 	assert_int_equal(s.wnd_pkts, 16);
+	/* Additive increase: one packet per window of ACKed packets (a round
+	 * trip), however the ACKs are cut: 16 ACKs of one packet give +1. */
+	for (int i = 0; i < 16; i++)
+		droce_cc_aimd.on_ack(&s, 1, 1024, 150000 + (uint64_t)i);
+	assert_int_equal(s.wnd_pkts, 17);
+	for (int i = 0; i < 16; i++)
+		droce_cc_aimd.on_ack(&s, 1, 1024, 160000 + (uint64_t)i);
+	assert_int_equal(s.wnd_pkts, 17); /* 16 of the 17 needed for the next step */
+	droce_cc_aimd.on_ack(&s, 1, 1024, 170000);
+	assert_int_equal(s.wnd_pkts, 18);
 	for (int i = 0; i < 1000; i++)
 		droce_cc_aimd.on_ack(&s, 16, 16 * 1024, 200000 + (uint64_t)i);
 	assert_int_equal(s.wnd_pkts, 64); /* back to the ceiling, never above */
