@@ -5,19 +5,18 @@
 #include <string.h>
 
 /* The pattern is defined per 8-byte word (pattern.h): fill and check a
- * word at a time, so --check costs about a memcpy, not a byte loop. */
-static inline uint64_t pattern_word(uint64_t iter, size_t word)
+ * word at a time, so --check costs about a memcpy, not a byte loop. In
+ * memory the word is little-endian: byte k is bits 8k..8k+7. */
+static inline uint64_t memory_word(uint64_t iter, size_t word)
 {
-	uint64_t x = (iter + 1) * 0x9E3779B97F4A7C15ull + (uint64_t)word * 0xBF58476D1CE4E5B9ull;
-	x ^= x >> 29;
-	return htole64(x); /* byte k of the word is x >> 8k */
+	return htole64(pattern_word(iter, word));
 }
 
 void pattern_fill(uint8_t *buf, size_t len, uint64_t iter)
 {
 	size_t w = 0, words = len / 8;
 	for (; w < words; w++) {
-		uint64_t v = pattern_word(iter, w);
+		uint64_t v = memory_word(iter, w);
 		memcpy(buf + w * 8, &v, 8);
 	}
 	for (size_t i = w * 8; i < len; i++)
@@ -28,7 +27,7 @@ long pattern_check(const uint8_t *buf, size_t len, uint64_t iter)
 {
 	size_t w = 0, words = len / 8;
 	for (; w < words; w++) {
-		uint64_t v = pattern_word(iter, w), got;
+		uint64_t v = memory_word(iter, w), got;
 		memcpy(&got, buf + w * 8, 8);
 		if (got != v)
 			break;

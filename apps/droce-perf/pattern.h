@@ -9,12 +9,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/** 8-byte word @p word of message @p iter; byte k of it is bits 8k..8k+7. */
+static inline uint64_t pattern_word(uint64_t iter, size_t word)
+{
+	uint64_t x = (iter + 1) * 0x9E3779B97F4A7C15ull + (uint64_t)word * 0xBF58476D1CE4E5B9ull;
+	return x ^ (x >> 29);
+}
+
 /** Byte @p off of message @p iter. */
 static inline uint8_t pattern_byte(uint64_t iter, size_t off)
 {
-	uint64_t x = (iter + 1) * 0x9E3779B97F4A7C15ull + (uint64_t)(off >> 3) * 0xBF58476D1CE4E5B9ull;
-	x ^= x >> 29;
-	return (uint8_t)(x >> ((off & 7) * 8));
+	return (uint8_t)(pattern_word(iter, off >> 3) >> ((off & 7) * 8));
 }
 
 void pattern_fill(uint8_t *buf, size_t len, uint64_t iter);
