@@ -66,8 +66,10 @@ static const char *const status_names[] = {
 	[DROCE_WC_SUCCESS] = "SUCCESS",
 	[DROCE_WC_LOC_LEN_ERR] = "LOC_LEN_ERR",
 	[DROCE_WC_LOC_QP_OP_ERR] = "LOC_QP_OP_ERR",
+	[DROCE_WC_LOC_EEC_OP_ERR] = "LOC_EEC_OP_ERR",
 	[DROCE_WC_LOC_PROT_ERR] = "LOC_PROT_ERR",
 	[DROCE_WC_WR_FLUSH_ERR] = "WR_FLUSH_ERR",
+	[DROCE_WC_MW_BIND_ERR] = "MW_BIND_ERR",
 	[DROCE_WC_BAD_RESP_ERR] = "BAD_RESP_ERR",
 	[DROCE_WC_LOC_ACCESS_ERR] = "LOC_ACCESS_ERR",
 	[DROCE_WC_REM_INV_REQ_ERR] = "REM_INV_REQ_ERR",
@@ -75,7 +77,13 @@ static const char *const status_names[] = {
 	[DROCE_WC_REM_OP_ERR] = "REM_OP_ERR",
 	[DROCE_WC_RETRY_EXC_ERR] = "RETRY_EXC_ERR",
 	[DROCE_WC_RNR_RETRY_EXC_ERR] = "RNR_RETRY_EXC_ERR",
+	[DROCE_WC_LOC_RDD_VIOL_ERR] = "LOC_RDD_VIOL_ERR",
+	[DROCE_WC_REM_INV_RD_REQ_ERR] = "REM_INV_RD_REQ_ERR",
 	[DROCE_WC_REM_ABORT_ERR] = "REM_ABORT_ERR",
+	[DROCE_WC_INV_EECN_ERR] = "INV_EECN_ERR",
+	[DROCE_WC_INV_EEC_STATE_ERR] = "INV_EEC_STATE_ERR",
+	[DROCE_WC_FATAL_ERR] = "FATAL_ERR",
+	[DROCE_WC_RESP_TIMEOUT_ERR] = "RESP_TIMEOUT_ERR",
 	[DROCE_WC_GENERAL_ERR] = "GENERAL_ERR",
 };
 
@@ -702,8 +710,8 @@ static int line_wc(struct pctx *c, char **tok, int ntok)
 	    (r = need(c, &o, "expect-wc", "status", &v)))
 		return r;
 	w.status = -1;
-	for (int i = 0; droce_rp_status_name(i); i++)
-		if (!strcmp(v, droce_rp_status_name(i)))
+	for (int i = 0; i <= DROCE_WC_GENERAL_ERR; i++) /* verbs' numbers: no hole, but do not rely on it */
+		if (droce_rp_status_name(i) && !strcmp(v, droce_rp_status_name(i)))
 			w.status = i;
 	if (w.status < 0)
 		return fail(c, "expect-wc: unknown status '%s' (SUCCESS, REM_ACCESS_ERR, ...)", v);
