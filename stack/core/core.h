@@ -148,6 +148,8 @@ struct droce_rd_res {
 	uint8_t type;
 	uint32_t first_psn, last_psn;
 	uint64_t orig;          /* atomic: the value returned */
+	uint32_t rkey, len;     /* READ: the original request's R_Key and range, */
+	uint64_t va;            /* which a duplicate must stay within (rxe, C9-?) */
 };
 
 /** A queued READ response stream or atomic acknowledge. */
@@ -208,18 +210,22 @@ struct droce_qp {
 	struct droce_rwqe *rq;
 	uint32_t rq_mask, rq_tail, rq_head;
 	uint32_t epsn, msn;
+	uint32_t ack_psn;             /* one past the last SEND/WRITE/atomic executed (rq_psn
+					 at RTR): a duplicate SEND/WRITE is re-ACKed with
+					 ack_psn - 1, never a READ's PSN (rxe resp.ack_psn) */
 	uint16_t in_msg;              /* 0, or DROCE_OPF_SEND / DROCE_OPF_WRITE of the message in progress */
 	uint32_t recv_off;            /* SEND: bytes placed in rq_head's WQE */
 	uint8_t *wr_ptr;              /* WRITE: next byte */
 	uint32_t wr_left, wr_len;
 	bool nak_gap;                 /* a NAK (seq or RNR) was sent for the current gap */
 	bool resp_err;                /* a fatal NAK is pending: then ERR */
-	bool ack_pending;             /* coalesced ACK for ack_psn */
-	uint32_t ack_psn;
+	bool ack_pending;             /* coalesced ACK for pend_ack_psn */
+	uint32_t pend_ack_psn;
 	uint32_t unacked;             /* packets the pending ACK covers */
 	bool nak_pending;             /* NAK (sequence, RNR or fatal) for nak_psn */
 	uint8_t nak_syndrome;
 	uint32_t nak_psn;
+	uint32_t nak_msn;             /* the MSN when the NAK was queued */
 	bool cnp_pending;
 	uint64_t last_cnp;
 	struct droce_rd_res res[DROCE_QP_MAX_RD_ATOMIC];

@@ -210,6 +210,14 @@ static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64
 		droce_ctx_drop(ctx, qp, DROCE_DROP_BAD_PKEY);
 		return;
 	}
+	/* An RC QP talks to one peer (its address vector, 11.2.5.1 RTR): a
+	 * packet from any other address is not its peer's, whatever its PSN
+	 * (issue 8 item 9; rxe checks the source GID the same way). */
+	if (qp->state >= DROCE_QPS_RTR &&
+	    memcmp(pkt.h.net.src_ip, qp->attr.ah_attr.dst_ip, ctx->p.ip_version == 4 ? 4 : 16)) {
+		droce_ctx_drop(ctx, qp, DROCE_DROP_SRC_IP);
+		return;
+	}
 	if (pkt.op->flags & DROCE_OPF_REQ)
 		droce_resp_rx(qp, &pkt, now);
 	else

@@ -405,6 +405,12 @@ int droce_modify_qp(struct droce_qp *qp, const struct droce_qp_attr *attr, unsig
 		return -EINVAL;
 	if (!values_ok(attr, given, qp->ctx))
 		return -EINVAL;
+	/* A rewind resegments what was sent at the MTU it was sent with: no
+	 * new path MTU while requests are outstanding (SQD is for draining
+	 * first, 11.2.5.1; issue 8 item 8). */
+	if ((given & M(PATH_MTU)) && attr->path_mtu != qp->attr.path_mtu &&
+	    qp->sq_una != qp->sq_new)
+		return -EBUSY;
 
 	struct droce_qp_attr *a = &qp->attr;
 	if (given & M(ACCESS_FLAGS))
@@ -427,8 +433,12 @@ int droce_modify_qp(struct droce_qp *qp, const struct droce_qp_attr *attr, unsig
 		a->sq_psn = attr->sq_psn;
 	if (given & M(MAX_QP_RD_ATOMIC))
 		a->max_rd_atomic = attr->max_rd_atomic;
-	if (given & M(MAX_DEST_RD_ATOMIC))
+	if ((given & M(MAX_DEST_RD_ATOMIC)) && a->max_dest_rd_atomic != attr->max_dest_rd_atomic) {
 		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+		/* The replay ring is that many entries: start it afresh. */
+		memset(qp->res, 0, sizeof(qp->res));
+		qp->res_next = 0;
+	}
 	if (given & M(MIN_RNR_TIMER))
 		a->min_rnr_timer = attr->min_rnr_timer;
 	if (given & M(DEST_QPN))
@@ -446,7 +456,7 @@ int droce_modify_qp(struct droce_qp *qp, const struct droce_qp_attr *attr, unsig
 			droce_qp_to_err(qp);
 	} else {
 		if (cur == DROCE_QPS_INIT && next == DROCE_QPS_RTR) {
-			qp->epsn = a->rq_psn;
+			qp->epsn = qp->ack_psn = a->rq_psn;
 			qp->msn = 0;
 		}
 		if (cur == DROCE_QPS_RTR && next == DROCE_QPS_RTS) {

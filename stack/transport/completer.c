@@ -13,7 +13,15 @@
  *     up to rnr_retry times (7 = forever);
  *   - invalid request / remote access / remote operational NAK: the WQE
  *     completes with REM_INV_REQ_ERR / REM_ACCESS_ERR / REM_OP_ERR, the QP
- *     moves to ERR and the rest is flushed.
+ *     moves to ERR and the rest is flushed; a reserved NAK code gets
+ *     REM_OP_ERR (rxe); a NAK past a READ/atomic that has no response yet
+ *     is first an implicit NAK of that READ: re-issue from it (rxe
+ *     check_psn, hfi1), the NAK's error is not the READ's;
+ *   - a bad response (9.9.2.x: READ response for a non-READ, atomic ACK for
+ *     a non-atomic, wrong FIRST/MIDDLE/LAST/ONLY opcode, a NAK syndrome in
+ *     a response's AETH, a reserved AETH type) places nothing, resends
+ *     nothing: BAD_RESP_ERR and ERR at once; a READ response of the wrong
+ *     length: LOC_LEN_ERR (hfi1's choice; rxe differs, docs/transport.md).
  */
 #include "core/core.h"
 #include "transport/psn.h"
@@ -180,8 +188,16 @@ static enum droce_wc_status nak_status(uint8_t code)
 	case DROCE_NAK_REMOTE_OP:
 		return DROCE_WC_REM_OP_ERR;
 	default:
-		return DROCE_WC_BAD_RESP_ERR;
+		return DROCE_WC_REM_OP_ERR; /* reserved codes (table 44): as rxe */
 	}
+}
+
+/* 9.9.2: a response the requester cannot have asked for is a protocol
+ * error of the peer; retrying would ask again for the same answer. */
+static void bad_resp(struct droce_qp *qp, enum droce_wc_status st, uint8_t opcode)
+{
+	droce_ctx_drop(qp->ctx, qp, DROCE_DROP_UNEXPECTED_RESP);
+	droce_qp_fail_send(qp, st, opcode);
 }
 
 static void on_ack_pkt(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now)
@@ -222,15 +238,19 @@ static void on_ack_pkt(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_
 		after_ack(qp, old_una, now);
 		if (qp->state == DROCE_QPS_ERR)
 			return;
-		if (val == DROCE_NAK_PSN_SEQ_ERR) {
-			retry_from(qp, retry ? rpsn : psn, now);
+		if (val == DROCE_NAK_PSN_SEQ_ERR || retry) {
+			/* A NAK past a READ/atomic with no response yet says the
+			 * responder saw later PSNs: that READ's response was lost.
+			 * Re-issue from it; a fatal NAK comes again at its own PSN. */
+			if (!retry || !qp->gap_retry)
+				retry_from(qp, retry ? rpsn : psn, now);
 			return;
 		}
 		droce_qp_fail_send(qp, nak_status(val), syn);
 		return;
 	}
-	default:
-		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_UNEXPECTED_RESP);
+	default: /* reserved AETH type: not an answer droce can take */
+		bad_resp(qp, DROCE_WC_BAD_RESP_ERR, pkt->h.bth.opcode);
 		return;
 	}
 }
@@ -251,10 +271,16 @@ static void on_read_resp(struct droce_qp *qp, const struct droce_pkt *pkt, uint6
 		return;
 	}
 	struct droce_swqe *w = &qp->sq[qp->sq_una & qp->sq_mask];
-	if (w->opcode != DROCE_WR_RDMA_READ || droce_psn_diff(psn, w->first_psn) < 0 ||
-	    droce_psn_diff(psn, w->last_psn) > 0) {
+	if (droce_psn_diff(psn, w->first_psn) < 0 || droce_psn_diff(psn, w->last_psn) > 0) {
 		after_ack(qp, old_una, now);
 		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_UNEXPECTED_RESP);
+		return;
+	}
+	if (w->opcode != DROCE_WR_RDMA_READ) {
+		/* A READ response where the oldest request is no READ. */
+		after_ack(qp, old_una, now);
+		if (qp->state != DROCE_QPS_ERR)
+			bad_resp(qp, DROCE_WC_BAD_RESP_ERR, pkt->h.bth.opcode);
 		return;
 	}
 	int32_t d = droce_psn_diff(psn, w->rd_next_psn);
@@ -280,9 +306,16 @@ static void on_read_resp(struct droce_qp *qp, const struct droce_pkt *pkt, uint6
 	bool last = psn == w->last_psn;
 	uint16_t f = pkt->op->flags;
 	bool op_ok = last ? (f & DROCE_OPF_LAST) != 0 : !(f & DROCE_OPF_LAST);
-	if (!op_ok || pkt->h.payload_len != expect) {
+	/* FIRST, LAST and ONLY carry an AETH: it must say ACK (9.7.5.1.2). */
+	bool nak = (pkt->op->hdrs & DROCE_HDR_AETH) &&
+		   (pkt->h.ext.aeth.syndrome & DROCE_AETH_TYPE_MASK) != DROCE_AETH_ACK;
+	if (!op_ok || nak || pkt->h.payload_len != expect) {
 		after_ack(qp, old_una, now);
+		if (qp->state == DROCE_QPS_ERR)
+			return;
 		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_BAD_RESP_LEN);
+		droce_qp_fail_send(qp, op_ok && !nak ? DROCE_WC_LOC_LEN_ERR : DROCE_WC_BAD_RESP_ERR,
+				   pkt->h.bth.opcode);
 		return;
 	}
 	droce_seg_copy_in(w->seg, w->nseg, off, pkt->payload, expect);
@@ -304,6 +337,17 @@ static void on_atomic_ack(struct droce_qp *qp, const struct droce_pkt *pkt, uint
 		return;
 	}
 	struct droce_swqe *w = qp->sq_una != qp->sq_new ? &qp->sq[qp->sq_una & qp->sq_mask] : NULL;
+	if (qp->state != DROCE_QPS_ERR && w && droce_psn_diff(psn, w->first_psn) >= 0 &&
+	    droce_psn_diff(psn, w->last_psn) <= 0 &&
+	    ((w->opcode != DROCE_WR_ATOMIC_CMP_AND_SWP && w->opcode != DROCE_WR_ATOMIC_FETCH_AND_ADD) ||
+	     (pkt->h.ext.aeth.syndrome & DROCE_AETH_TYPE_MASK) != DROCE_AETH_ACK)) {
+		/* An atomic ACK for a request that is no atomic, or one that
+		 * says NAK: a bad response. */
+		after_ack(qp, old_una, now);
+		if (qp->state != DROCE_QPS_ERR)
+			bad_resp(qp, DROCE_WC_BAD_RESP_ERR, pkt->h.bth.opcode);
+		return;
+	}
 	if (qp->state == DROCE_QPS_ERR || !w ||
 	    (w->opcode != DROCE_WR_ATOMIC_CMP_AND_SWP && w->opcode != DROCE_WR_ATOMIC_FETCH_AND_ADD) ||
 	    psn != w->first_psn || w->rd_next_psn != psn) {

@@ -211,7 +211,10 @@ enum droce_tx_result droce_req_tx(struct droce_qp *qp, uint64_t now, unsigned qu
 			}
 			if (imm && last)
 				h.ext.imm = w->imm;
-			if (send && last && (w->flags & DROCE_SEND_SOLICITED))
+			/* 9.2.3: SE on the last packet of a solicited SEND or
+			 * RDMA WRITE with immediate (the ones that complete a
+			 * receive WQE); a plain WRITE consumes none. */
+			if (last && (send || imm) && (w->flags & DROCE_SEND_SOLICITED))
 				h.bth.se = true;
 			h.payload_len = plen;
 			nseg = droce_seg_slice(w->seg, w->nseg, off, plen, seg);

@@ -4,8 +4,13 @@
  * checks, one static function per state, each returning the next state,
  * until it is executed and acknowledged or turned into a NAK:
  *
- *   CHK_PSN -> CHK_OP_SEQ -> CHK_OP_VALID -> CHK_LENGTH -> CHK_RESOURCE
+ *   CHK_PSN -> CHK_OP_SEQ -> CHK_OP_VALID -> CHK_RESOURCE -> CHK_LENGTH
  *   -> CHK_RKEY -> EXECUTE -> DONE
+ *
+ * in rxe_resp.c's order and with its NAK codes (issue 8 item 6): an
+ * operation the QP does not enable is an invalid request, a missing receive
+ * WQE is an RNR NAK before any length check, a DMA length above 2^31 is an
+ * invalid request before the R_Key is looked at (C9-94).
  *
  * with side exits DUPLICATE, OUT_OF_SEQ, RNR and the error states that
  * queue a NAK (IBTA 9.7.5.2, 9.9.3). Checks that can fail do so before any
@@ -27,8 +32,8 @@ enum resp_state {
 	RESPST_CHK_PSN,
 	RESPST_CHK_OP_SEQ,
 	RESPST_CHK_OP_VALID,
-	RESPST_CHK_LENGTH,
 	RESPST_CHK_RESOURCE,
+	RESPST_CHK_LENGTH,
 	RESPST_CHK_RKEY,
 	RESPST_EXECUTE,
 	RESPST_DUPLICATE,
@@ -37,6 +42,7 @@ enum resp_state {
 	RESPST_BUSY,              /* response queue full: drop, the requester retries */
 	RESPST_ERR_INVALID_REQ,   /* NAK invalid request, QP -> ERR */
 	RESPST_ERR_ACCESS,        /* NAK remote access, QP -> ERR */
+	RESPST_ERR_DUP_ACCESS,    /* duplicate READ, R_Key no longer valid: NAK remote access */
 	RESPST_ERR_LENGTH,        /* SEND too long: LOC_LEN_ERR + NAK invalid request */
 	RESPST_ERR_RWQE,          /* receive WQE with a bad lkey: LOC_PROT_ERR + NAK remote op */
 	RESPST_DONE,
@@ -56,6 +62,7 @@ struct resp_ctx {
 void droce_resp_reset(struct droce_qp *qp)
 {
 	qp->epsn = qp->msn = 0;
+	qp->ack_psn = 0;
 	qp->in_msg = 0;
 	qp->recv_off = 0;
 	qp->wr_ptr = NULL;
@@ -84,9 +91,9 @@ static struct droce_resp_job *job_push(struct droce_qp *qp);
 static void queue_ack(struct droce_qp *qp, uint32_t psn)
 {
 	qp->unacked++;
-	if (!qp->ack_pending || droce_psn_diff(psn, qp->ack_psn) >= 0) {
+	if (!qp->ack_pending || droce_psn_diff(psn, qp->pend_ack_psn) >= 0) {
 		qp->ack_pending = true;
-		qp->ack_psn = psn;
+		qp->pend_ack_psn = psn;
 	}
 	/* Coalescing-bound ACKs never take the room READ/atomic jobs need. */
 	if (qp->unacked >= DROCE_DEFAULT_ACK_COALESCE &&
@@ -95,7 +102,7 @@ static void queue_ack(struct droce_qp *qp, uint32_t psn)
 		if (j) {
 			j->type = DROCE_RES_ACK;
 			j->dup = true; /* not a READ/atomic: not counted against max_dest_rd_atomic */
-			j->psn = j->last_psn = qp->ack_psn;
+			j->psn = j->last_psn = qp->pend_ack_psn;
 			j->msn = qp->msn;
 			qp->ack_pending = false;
 			qp->unacked = 0;
@@ -114,6 +121,7 @@ static void queue_nak(struct droce_qp *qp, uint8_t syndrome, uint32_t psn, bool 
 	qp->nak_pending = true;
 	qp->nak_syndrome = syndrome;
 	qp->nak_psn = psn;
+	qp->nak_msn = qp->msn; /* what the responder had done when it refused */
 	if (fatal)
 		qp->resp_err = true;
 	droce_qp_kick(qp);
@@ -189,7 +197,11 @@ static enum resp_state chk_op_seq(struct resp_ctx *c)
 	return RESPST_CHK_OP_VALID;
 }
 
-/* The QP's remote access enables (qp_access_flags) gate RDMA and atomics. */
+/* The QP's remote access enables (qp_access_flags) gate RDMA and atomics.
+ * An operation the QP does not enable is one it does not support: NAK
+ * invalid request (9.7.5.2.2 "unsupported or reserved opcode"; rxe
+ * ERR_UNSUPPORTED_OPCODE, qib/hfi1 and ibv_modify_qp(3) alike), not remote
+ * access, which is about an R_Key and its range. */
 static enum resp_state chk_op_valid(struct resp_ctx *c)
 {
 	unsigned acc = c->qp->attr.qp_access_flags;
@@ -197,12 +209,12 @@ static enum resp_state chk_op_valid(struct resp_ctx *c)
 	if ((f & DROCE_OPF_INV) || droce_opcode_service(c->pkt->h.bth.opcode) != DROCE_SVC_RC)
 		return RESPST_ERR_INVALID_REQ; /* droce has no memory windows to invalidate */
 	if ((f & DROCE_OPF_WRITE) && !(acc & DROCE_ACCESS_REMOTE_WRITE))
-		return RESPST_ERR_ACCESS;
+		return RESPST_ERR_INVALID_REQ;
 	if ((f & DROCE_OPF_READ) && !(acc & DROCE_ACCESS_REMOTE_READ))
-		return RESPST_ERR_ACCESS;
+		return RESPST_ERR_INVALID_REQ;
 	if ((f & DROCE_OPF_ATOMIC) && !(acc & DROCE_ACCESS_REMOTE_ATOMIC))
-		return RESPST_ERR_ACCESS;
-	return RESPST_CHK_LENGTH;
+		return RESPST_ERR_INVALID_REQ;
+	return RESPST_CHK_RESOURCE;
 }
 
 /* 9.7.1 / C9-?: FIRST and MIDDLE carry exactly one PMTU, LAST 1..PMTU,
@@ -212,8 +224,12 @@ static enum resp_state chk_length(struct resp_ctx *c)
 	struct droce_qp *qp = c->qp;
 	uint16_t f = c->flags;
 	uint32_t mtu = qp->mtu;
+	/* C9-94: no message is longer than 2^31 bytes; checked before the R_Key. */
+	if ((f & (DROCE_OPF_WRITE | DROCE_OPF_READ)) && (c->pkt->op->hdrs & DROCE_HDR_RETH) &&
+	    c->pkt->h.ext.reth.dma_len > DROCE_MAX_MSG)
+		return RESPST_ERR_INVALID_REQ;
 	if (!(f & DROCE_OPF_PAYLOAD))
-		return RESPST_CHK_RESOURCE;
+		return RESPST_CHK_RKEY;
 	if ((f & DROCE_OPF_ONLY) == DROCE_OPF_ONLY) {
 		if (c->plen > mtu)
 			return RESPST_ERR_INVALID_REQ;
@@ -232,7 +248,13 @@ static enum resp_state chk_length(struct resp_ctx *c)
 		if ((f & DROCE_OPF_FIRST) && !(f & DROCE_OPF_LAST) && left <= mtu)
 			return RESPST_ERR_INVALID_REQ;
 	}
-	return RESPST_CHK_RESOURCE;
+	if (f & DROCE_OPF_SEND) {
+		/* The receive WQE chk_resource found must hold it (rxe: in execute). */
+		const struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
+		if ((uint64_t)qp->recv_off + c->plen > r->length)
+			return RESPST_ERR_LENGTH;
+	}
+	return RESPST_CHK_RKEY;
 }
 
 static enum resp_state chk_resource(struct resp_ctx *c)
@@ -250,14 +272,12 @@ static enum resp_state chk_resource(struct resp_ctx *c)
 		if (f & DROCE_OPF_SEND)
 			qp->recv_off = 0;
 	}
-	if (f & DROCE_OPF_SEND) {
-		const struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
-		if ((uint64_t)qp->recv_off + c->plen > r->length)
-			return RESPST_ERR_LENGTH;
-	}
 	if (f & (DROCE_OPF_READ | DROCE_OPF_ATOMIC)) {
-		uint32_t max = qp->attr.max_dest_rd_atomic ? qp->attr.max_dest_rd_atomic : 1;
-		/* More outstanding READ/atomics than negotiated: NAK invalid request. */
+		/* max_dest_rd_atomic 0 takes none (rxe ERR_TOO_MANY_RDMA_ATM_REQ);
+		 * more outstanding than negotiated: also NAK invalid request
+		 * (droce refuses where rxe recycles its oldest resource, which
+		 * would lose a duplicate's answer). */
+		uint32_t max = qp->attr.max_dest_rd_atomic;
 		if (qp->jobs_new >= max)
 			return RESPST_ERR_INVALID_REQ;
 		/* Queue full of duplicate answers (output blocked): not the peer's
@@ -265,7 +285,7 @@ static enum resp_state chk_resource(struct resp_ctx *c)
 		if (qp->job_tail - qp->job_head >= DROCE_RESP_JOBS)
 			return RESPST_BUSY;
 	}
-	return RESPST_CHK_RKEY;
+	return RESPST_CHK_LENGTH;
 }
 
 /* 9.7.4.1.x / 10.6.3: R_Key, bounds and access before any byte moves.
@@ -296,15 +316,22 @@ static enum resp_state chk_rkey(struct resp_ctx *c)
 	return RESPST_EXECUTE;
 }
 
-static void record_res(struct droce_qp *qp, uint8_t type, uint32_t first, uint32_t last,
-		       uint64_t orig)
+/* The replay ring holds the last max_dest_rd_atomic READs/atomics (9.7.5.1.x:
+ * the responder keeps what the requester may still retry; the requester never
+ * has more than that outstanding). modify_qp clears it when the size changes. */
+static struct droce_rd_res *record_res(struct droce_qp *qp, uint8_t type, uint32_t first,
+				       uint32_t last, uint64_t orig)
 {
-	struct droce_rd_res *r = &qp->res[qp->res_next % DROCE_QP_MAX_RD_ATOMIC];
+	struct droce_rd_res *r = &qp->res[qp->res_next % qp->attr.max_dest_rd_atomic];
 	qp->res_next++;
 	r->type = type;
 	r->first_psn = first;
 	r->last_psn = last;
 	r->orig = orig;
+	r->rkey = 0;
+	r->va = 0;
+	r->len = 0;
+	return r;
 }
 
 static enum resp_state execute(struct resp_ctx *c)
@@ -317,7 +344,7 @@ static enum resp_state execute(struct resp_ctx *c)
 		struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
 		droce_seg_copy_in(r->seg, r->nseg, qp->recv_off, pkt->payload, c->plen);
 		qp->recv_off += c->plen;
-		qp->epsn = droce_psn_add(c->psn, 1);
+		qp->epsn = qp->ack_psn = droce_psn_add(c->psn, 1);
 		if (f & DROCE_OPF_LAST) {
 			recv_wc(qp, r, DROCE_WC_SUCCESS, DROCE_WC_RECV, qp->recv_off, pkt);
 			qp->rq_head++;
@@ -339,7 +366,7 @@ static enum resp_state execute(struct resp_ctx *c)
 			qp->wr_ptr += c->plen;
 			qp->wr_left -= c->plen;
 		}
-		qp->epsn = droce_psn_add(c->psn, 1);
+		qp->epsn = qp->ack_psn = droce_psn_add(c->psn, 1);
 		if (f & DROCE_OPF_LAST) {
 			if (f & DROCE_OPF_RWQE) {
 				struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
@@ -367,7 +394,10 @@ static enum resp_state execute(struct resp_ctx *c)
 		j->ptr = c->target;
 		j->left = len;
 		qp->jobs_new++;
-		record_res(qp, DROCE_RES_READ, c->psn, last, 0);
+		struct droce_rd_res *res = record_res(qp, DROCE_RES_READ, c->psn, last, 0);
+		res->rkey = pkt->h.ext.reth.rkey;
+		res->va = pkt->h.ext.reth.va;
+		res->len = len;
 		qp->epsn = droce_psn_add(last, 1);
 		qp->msn = (qp->msn + 1) & DROCE_MSN_MASK;
 		j->msn = qp->msn;
@@ -389,7 +419,7 @@ static enum resp_state execute(struct resp_ctx *c)
 	j->orig = orig;
 	qp->jobs_new++;
 	record_res(qp, DROCE_RES_ATOMIC, c->psn, c->psn, orig);
-	qp->epsn = droce_psn_add(c->psn, 1);
+	qp->epsn = qp->ack_psn = droce_psn_add(c->psn, 1);
 	qp->msn = (qp->msn + 1) & DROCE_MSN_MASK;
 	j->msn = qp->msn;
 	drop_plain_ack(qp);
@@ -399,8 +429,9 @@ static enum resp_state execute(struct resp_ctx *c)
 static const struct droce_rd_res *find_res(const struct droce_qp *qp, uint8_t type, uint32_t psn)
 {
 	/* Newest first: after a PSN wrap an entry 2^24 PSNs old may alias. */
-	for (unsigned k = 1; k <= DROCE_QP_MAX_RD_ATOMIC; k++) {
-		const struct droce_rd_res *r = &qp->res[(qp->res_next - k) % DROCE_QP_MAX_RD_ATOMIC];
+	uint32_t n = qp->attr.max_dest_rd_atomic;
+	for (unsigned k = 1; k <= n && k <= qp->res_next; k++) {
+		const struct droce_rd_res *r = &qp->res[(qp->res_next - k) % n];
 		if (r->type == type && droce_psn_diff(psn, r->first_psn) >= 0 &&
 		    droce_psn_diff(psn, r->last_psn) <= 0)
 			return r;
@@ -429,13 +460,20 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		uint32_t n = len ? (uint32_t)(((uint64_t)len + qp->mtu - 1) / qp->mtu) : 1;
 		uint32_t last = droce_psn_add(c->psn, n - 1);
 		const uint8_t *p = NULL;
-		if (droce_psn_diff(last, r->last_psn) != 0 ||
-		    !(qp->attr.qp_access_flags & DROCE_ACCESS_REMOTE_READ) ||
-		    (len && !(p = droce_mr_lookup(qp->ctx, pkt->h.ext.reth.rkey, pkt->h.ext.reth.va,
-						  len, DROCE_ACCESS_REMOTE_READ)))) {
+		uint64_t va = pkt->h.ext.reth.va;
+		/* A retry of that READ asks for the same R_Key and a tail of
+		 * its range, ending where it ended; anything else is not a
+		 * retry of it: class D, dropped (rxe duplicate_request). */
+		if (droce_psn_diff(last, r->last_psn) != 0 || pkt->h.ext.reth.rkey != r->rkey ||
+		    va < r->va || va + len > r->va + r->len ||
+		    !(qp->attr.qp_access_flags & DROCE_ACCESS_REMOTE_READ)) {
 			droce_ctx_drop(qp->ctx, qp, DROCE_DROP_DUP_NO_RES);
 			return RESPST_EXIT;
 		}
+		/* The R_Key may have been invalidated since: the replay is a
+		 * new access, NAK remote access (rxe rechecks the MR). */
+		if (len && !(p = droce_mr_lookup(qp->ctx, r->rkey, va, len, DROCE_ACCESS_REMOTE_READ)))
+			return RESPST_ERR_DUP_ACCESS;
 		struct droce_resp_job *j = job_push(qp);
 		if (!j) {
 			droce_ctx_drop(qp->ctx, qp, DROCE_DROP_RESP_BUSY);
@@ -469,8 +507,11 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		j->msn = qp->msn;
 		return RESPST_EXIT;
 	}
-	/* C9-105: ACK again with the latest PSN and the current MSN. */
-	queue_ack(qp, droce_psn_add(qp->epsn, DROCE_PSN_MASK));
+	/* C9-105: ACK again, with the current MSN and the PSN of the last
+	 * SEND/WRITE/atomic executed (rxe's ack_psn - 1), not ePSN - 1: that
+	 * may be a READ's PSN, and a plain ACK there could complete the READ
+	 * with no data at an rxe requester. */
+	queue_ack(qp, droce_psn_add(qp->ack_psn, DROCE_PSN_MASK));
 	return RESPST_EXIT;
 }
 
@@ -564,6 +605,7 @@ void droce_resp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t no
 			break;
 		case RESPST_ERR_INVALID_REQ: s = err_nak(&c, DROCE_NAK_INVALID_REQ); break;
 		case RESPST_ERR_ACCESS: s = err_nak(&c, DROCE_NAK_REMOTE_ACCESS); break;
+		case RESPST_ERR_DUP_ACCESS: s = err_nak(&c, DROCE_NAK_REMOTE_ACCESS); break;
 		case RESPST_ERR_LENGTH: s = err_length(&c); break;
 		case RESPST_ERR_RWQE: s = err_rwqe(&c); break;
 		default: s = RESPST_EXIT; break;
@@ -633,13 +675,14 @@ static int send_job_pkt(struct droce_qp *qp, struct droce_resp_job *j, uint64_t 
 
 /* An RC_ACKNOWLEDGE: ACK (9.7.7.2: droce does no end-to-end credits and
  * always sends "invalid credit count"), RNR NAK or NAK. */
-static int send_aeth(struct droce_qp *qp, uint8_t syndrome, uint32_t psn, uint64_t now)
+static int send_aeth(struct droce_qp *qp, uint8_t syndrome, uint32_t psn, uint32_t msn,
+		     uint64_t now)
 {
 	struct droce_hdrs h = qp->tmpl;
 	h.bth.opcode = DROCE_OP_RC_ACKNOWLEDGE;
 	h.bth.psn = psn;
 	h.ext.aeth.syndrome = syndrome;
-	h.ext.aeth.msn = qp->msn;
+	h.ext.aeth.msn = msn;
 	h.payload_len = 0;
 	if (droce_qp_xmit(qp, &h, NULL, 0, now) == -ENOBUFS)
 		return -ENOBUFS;
@@ -686,10 +729,10 @@ enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned q
 	}
 	/* ACK and NAK in PSN order (a duplicate's re-ACK may precede a NAK). */
 	if (qp->ack_pending && qp->nak_pending && !qp->resp_err &&
-	    droce_psn_diff(qp->ack_psn, qp->nak_psn) < 0) {
+	    droce_psn_diff(qp->pend_ack_psn, qp->nak_psn) < 0) {
 		if (*sent >= quota)
 			return DROCE_TX_MORE;
-		if (send_aeth(qp, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, qp->ack_psn, now))
+		if (send_aeth(qp, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, qp->pend_ack_psn, qp->msn, now))
 			return DROCE_TX_BUSY;
 		qp->ack_pending = false;
 		qp->unacked = 0;
@@ -698,7 +741,7 @@ enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned q
 	if (qp->nak_pending) {
 		if (*sent >= quota)
 			return DROCE_TX_MORE;
-		if (send_aeth(qp, qp->nak_syndrome, qp->nak_psn, now))
+		if (send_aeth(qp, qp->nak_syndrome, qp->nak_psn, qp->nak_msn, now))
 			return DROCE_TX_BUSY;
 		qp->nak_pending = false;
 		(*sent)++;
@@ -710,7 +753,7 @@ enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned q
 	if (qp->ack_pending) {
 		if (*sent >= quota)
 			return DROCE_TX_MORE;
-		if (send_aeth(qp, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, qp->ack_psn, now))
+		if (send_aeth(qp, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, qp->pend_ack_psn, qp->msn, now))
 			return DROCE_TX_BUSY;
 		qp->ack_pending = false;
 		qp->unacked = 0;
