@@ -167,6 +167,9 @@ struct droce_resp_job {
 				   queue drains */
 };
 
+/** Path migration state (IBTA 17.2.8; verbs' IBV_MIG_*). */
+enum droce_mig_state { DROCE_MIG_MIGRATED, DROCE_MIG_REARM, DROCE_MIG_ARMED };
+
 struct droce_qp {
 	struct droce_ctx *ctx;
 	uint32_t qpn, index;
@@ -176,6 +179,7 @@ struct droce_qp {
 	struct droce_qp_cap cap;
 	bool sq_sig_all;
 	uint32_t mtu;                 /* path MTU in bytes */
+	uint8_t mig_state;            /* enum droce_mig_state: MIGRATED, droce loads no alternate path */
 	uint64_t timeout_ns;          /* local ACK timeout; 0 = never */
 	struct droce_hdrs tmpl;       /* header template for this connection */
 	uint8_t img[64];              /* Ethernet + IP + UDP bytes of tmpl (fast build) */

@@ -111,6 +111,7 @@ struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_in
 	qp->attr.ah_attr.dscp = DROCE_DEFAULT_DSCP;
 	qp->attr.ah_attr.ttl = DROCE_DEFAULT_TTL;
 	qp->mtu = droce_mtu_bytes(qp->attr.path_mtu);
+	qp->mig_state = DROCE_MIG_MIGRATED; /* verbs' default; droce has no APM to arm */
 	ctx->qps[idx] = qp;
 	ctx->nqps++;
 	if (idx + 1 > ctx->qp_hi)
@@ -314,6 +315,10 @@ static void build_template(struct droce_qp *qp)
 	h->net.sport = udp_sport(qp);
 	h->bth.pkey = qp->attr.pkey;
 	h->bth.dqpn = qp->attr.dest_qp_num;
+	/* 9.2.4 / 17.2.8: MigReq tells the responder the requester's path
+	 * migration state: 1 once MIGRATED (no alternate path armed), which is
+	 * droce's state from RTR on (no APM), as ConnectX sends it. */
+	h->bth.migreq = qp->mig_state == DROCE_MIG_MIGRATED;
 
 	/* The bytes before the BTH are the same in every packet but for the
 	 * IP and UDP lengths (and the IPv4 checksum): keep them as an image. */

@@ -498,6 +498,35 @@ static void test_forged_source_nak_dropped(void **state)
 	assert_int_equal(wc[0].status, DROCE_WC_SUCCESS);
 }
 
+/* ------------------------------------------------------------- item 13 -- */
+
+/* BTH MigReq follows the QP's path migration state (IBTA 17.2.8, 9.2.4):
+ * droce loads no alternate path, so from RTR on the state is MIGRATED and
+ * every packet carries MigReq = 1, as ConnectX sends it (the Mellanox frames
+ * of ../shared/pcap-corpus/icrc-vectors.pcap). Requests, ACKs, READ
+ * responses and atomic ACKs alike. */
+static void test_migreq_set_when_migrated(void **state)
+{
+	struct fx *f = *state;
+	struct droce_wc wc[4];
+	assert_int_equal(post_recv_buf(f->c.qp[SIDE_B], 9, f->bmr, 0, 64), 0);
+	assert_int_equal(post_send_msg(f->c.qp[SIDE_A], DROCE_WR_SEND, 1, f->amr, 0, 16,
+				       DROCE_SEND_SIGNALED, 0), 0);
+	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_READ, 2, f->amr, 64, 3000, f->rb + 4096,
+				   f->bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	assert_int_equal(post_atomic(f->c.qp[SIDE_A], DROCE_WR_ATOMIC_FETCH_AND_ADD, 3, f->amr, 8192,
+				     f->rb + 8192, f->bmr->rkey, 1, 0), 0);
+	assert_int_equal(pair_wait(&f->p, f->c.scq[SIDE_A], 2, wc, RUN_NS), 2);
+	pair_run(&f->p, RUN_NS);
+	assert_true(rec_count(&f->p, 0, B_TO_A, DROCE_OP_RC_ATOMIC_ACKNOWLEDGE) == 1);
+	assert_true(rec_count(&f->p, 0, B_TO_A, DROCE_OP_RC_RDMA_READ_RESPONSE_LAST) == 1);
+	for (unsigned i = 0; i < f->p.nrec; i++)
+		if (!f->p.rec[i].migreq) {
+			rec_dump(&f->p, 0);
+			fail_msg("record %u has MigReq 0", i);
+		}
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -521,6 +550,7 @@ int main(void)
 		T(test_solicited_write_imm_sets_se),
 		T(test_mtu_change_refused_while_outstanding),
 		T(test_forged_source_nak_dropped),
+		T(test_migreq_set_when_migrated),
 	};
 	return droce_test_run(__FILE__, tests, sizeof(tests) / sizeof(tests[0]));
 }
