@@ -2,7 +2,8 @@
 /*
  * droce-replay: conformance tests from captures.
  *
- *   droce-replay [-w OUT.pcap] SCENARIO replay; exit 0 match, 1 mismatch, 2 bad input
+ *   droce-replay [--strict] [-w OUT.pcap] SCENARIO
+ *                                       replay; exit 0 match, 1 mismatch, 2 bad input
  *   droce-replay --derive CAPTURE --side IP
  *                                       write a scenario for that side to stdout
  *   droce-replay --sides CAPTURE        list the addresses that send RC frames to another host
@@ -10,6 +11,7 @@
  * The scenario format is documented in pcap/README.md.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +24,14 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: droce-replay [-w OUT.pcap] SCENARIO\n"
+	fputs("usage: droce-replay [--strict] [-w OUT.pcap] SCENARIO\n"
 	      "       droce-replay --derive CAPTURE --side IP\n"
 	      "       droce-replay --sides CAPTURE\n"
 	      "Replays a capture's peer frames into a fresh droce context on a virtual clock and\n"
 	      "compares what droce sends, writes and completes with what the scenario expects.\n"
 	      "-w OUT.pcap writes the replayed conversation (peer frames as fed, droce's frames).\n"
+	      "--strict also compares the requester's policy, ignored by default: MigReq,\n"
+	      "where AckReq is set, and the credit count of ACKs.\n"
 	      "Exit: 0 match, 1 mismatch, 2 bad scenario or capture (FILE:LINE: reason).\n"
 	      "Scenario format: pcap/README.md.\n", f);
 }
@@ -90,7 +94,7 @@ static int do_sides(const char *capture)
 	return 0;
 }
 
-static int do_replay(const char *path, const char *pcap_out)
+static int do_replay(const char *path, const char *pcap_out, bool strict)
 {
 	struct droce_rp_scenario *s;
 	char err[1024];
@@ -98,6 +102,8 @@ static int do_replay(const char *path, const char *pcap_out)
 		fprintf(stderr, "droce-replay: %s\n", err);
 		return DROCE_RP_BAD_INPUT;
 	}
+	if (strict)
+		s->checks |= DROCE_RP_CHECK_STRICT;
 	struct droce_rp_capture cap;
 	char cerr[512];
 	if (droce_rp_capture_load(s->capture, &cap, cerr, sizeof(cerr))) {
@@ -124,10 +130,23 @@ int main(int argc, char **argv)
 		return do_derive(argv[4], argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "--sides"))
 		return do_sides(argv[2]);
-	if (argc == 2 && argv[1][0] != '-')
-		return do_replay(argv[1], NULL);
-	if (argc == 4 && !strcmp(argv[1], "-w") && argv[3][0] != '-')
-		return do_replay(argv[3], argv[2]);
+	/* [--strict] [-w OUT.pcap] SCENARIO, options in any order */
+	const char *out = NULL, *scn = NULL;
+	bool strict = false;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--strict") && !strict) {
+			strict = true;
+		} else if (!strcmp(argv[i], "-w") && !out && i + 1 < argc && argv[i + 1][0] != '-') {
+			out = argv[++i];
+		} else if (argv[i][0] != '-' && !scn) {
+			scn = argv[i];
+		} else {
+			scn = NULL;
+			break;
+		}
+	}
+	if (scn)
+		return do_replay(scn, out, strict);
 	usage(stderr);
 	return DROCE_RP_BAD_INPUT;
 }

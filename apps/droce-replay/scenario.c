@@ -798,17 +798,17 @@ static int line_check(struct pctx *c, char **tok, int ntok)
 	static const struct { const char *n; unsigned f; } checks[] = {
 		{"credits", DROCE_RP_CHECK_CREDITS}, {"ackreq", DROCE_RP_CHECK_ACKREQ},
 		{"mac", DROCE_RP_CHECK_MAC}, {"ecn", DROCE_RP_CHECK_ECN},
-		{"udp-sport", DROCE_RP_CHECK_SPORT},
+		{"udp-sport", DROCE_RP_CHECK_SPORT}, {"migreq", DROCE_RP_CHECK_MIGREQ},
 	};
 	if (ntok < 2)
-		return fail(c, "check: missing field (credits, ackreq, mac, ecn, udp-sport)");
+		return fail(c, "check: missing field (credits, ackreq, migreq, mac, ecn, udp-sport)");
 	for (int i = 1; i < ntok; i++) {
 		size_t k;
 		for (k = 0; k < sizeof(checks) / sizeof(checks[0]); k++)
 			if (!strcmp(tok[i], checks[k].n))
 				break;
 		if (k == sizeof(checks) / sizeof(checks[0]))
-			return fail(c, "check: unknown field '%s' (credits, ackreq, mac, ecn, udp-sport)", tok[i]);
+			return fail(c, "check: unknown field '%s' (credits, ackreq, migreq, mac, ecn, udp-sport)", tok[i]);
 		c->s->checks |= checks[k].f;
 	}
 	return 0;

@@ -29,6 +29,14 @@
 #define DROCE_RP_CHECK_MAC     4u  /* Ethernet addresses */
 #define DROCE_RP_CHECK_ECN     8u  /* IP ECN field */
 #define DROCE_RP_CHECK_SPORT   16u /* UDP source port */
+#define DROCE_RP_CHECK_MIGREQ  32u /* BTH MigReq bit */
+/*
+ * The requester's policy, ignored by default and compared by
+ * `droce-replay --strict`: MigReq (the sender's path migration state,
+ * ConnectX and HiRoCE send 1), where AckReq is set, and the credit count
+ * of ACKs. None of them changes what a message does (pcap/README.md).
+ */
+#define DROCE_RP_CHECK_STRICT (DROCE_RP_CHECK_CREDITS | DROCE_RP_CHECK_ACKREQ | DROCE_RP_CHECK_MIGREQ)
 
 struct droce_rp_qp_spec {
 	char name[DROCE_RP_NAME_MAX];

@@ -119,6 +119,10 @@ static void test_parse_errors(void **state)
 
 /* ---------------------------------------------------------- frames -- */
 
+/* Overrides for the next build(): BTH MigReq and the AtomicETH compare field. */
+static bool g_migreq;
+static uint64_t g_compare;
+
 static size_t build(uint8_t *buf, uint8_t opcode, uint32_t psn, uint32_t msn, uint8_t syn,
 		    uint16_t sport, uint8_t ttl)
 {
@@ -140,6 +144,11 @@ static size_t build(uint8_t *buf, uint8_t opcode, uint32_t psn, uint32_t msn, ui
 	h.ext.reth.va = 0x1000;
 	h.ext.reth.rkey = 0x99;
 	h.ext.reth.dma_len = 4;
+	h.bth.migreq = g_migreq;
+	h.ext.atomic.va = 0x2000;
+	h.ext.atomic.rkey = 0x99;
+	h.ext.atomic.swap_add = 5;
+	h.ext.atomic.compare = g_compare;
 	h.payload_len = opcode == DROCE_OP_RC_RDMA_WRITE_ONLY ? 4 : 0;
 	static const uint8_t pl[4] = { 1, 2, 3, 4 };
 	size_t n = droce_build_frame(buf, 256, &h, pl);
@@ -217,6 +226,61 @@ static void test_compare_ignores_and_catches(void **state)
 	/* NAK code and PSN. */
 	fx.ngot = 0;
 	fx_got(&fx, DROCE_OP_RC_ACKNOWLEDGE, 7, 1, DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR, 1000, 64);
+	assert_int_equal(droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL), 1);
+	droce_rp_scenario_free(fx.s);
+}
+
+/*
+ * The requester's policy (issue 8 item 13): a NIC that sets MigReq on every
+ * packet (HiRoCE, ConnectX), AckReq where it likes and real ACK credits
+ * answers the same as droce; only "check migreq/ackreq/credits" (what
+ * --strict turns on) compares them.
+ */
+static void test_compare_policy(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	fx_init(&fx);
+	g_migreq = true;
+	fx_expect(&fx, DROCE_OP_RC_ACKNOWLEDGE, 7, 1, DROCE_AETH_ACK | 0x0A);
+	g_migreq = false;
+	fx_got(&fx, DROCE_OP_RC_ACKNOWLEDGE, 7, 1, DROCE_AETH_ACK | 0x1F, 1000, 64);
+	assert_int_equal(droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL), 0);
+	fx.s->checks = DROCE_RP_CHECK_MIGREQ;
+	assert_int_equal(droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL), 1);
+	fx.s->checks = DROCE_RP_CHECK_STRICT;
+	assert_int_equal(droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL), 1);
+	/* droce with MigReq=1 (as the transport will send) matches too. */
+	fx.s->checks = 0;
+	fx.ngot = 0;
+	g_migreq = true;
+	fx_got(&fx, DROCE_OP_RC_ACKNOWLEDGE, 7, 1, DROCE_AETH_ACK | 0x1F, 1000, 64);
+	g_migreq = false;
+	assert_int_equal(droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL), 0);
+	droce_rp_scenario_free(fx.s);
+}
+
+/*
+ * A FETCH_ADD's compare field carries no meaning (IBTA 9.4.5: only
+ * COMPARE_SWAP uses it) and rxe fills it with whatever was in the work
+ * request: it is not compared. A COMPARE_SWAP's is.
+ */
+static void test_compare_fetch_add_compare_field(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	fx_init(&fx);
+	g_compare = 0xdeadbeefcafef00dull;
+	fx_expect(&fx, DROCE_OP_RC_FETCH_ADD, 3, 0, 0);
+	g_compare = 0;
+	fx_got(&fx, DROCE_OP_RC_FETCH_ADD, 3, 0, 0, 1000, 64);
+	assert_int_equal(droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL), 0);
+	fx.cap.n = 0;
+	fx.ngot = 0;
+	g_compare = 0xdeadbeefcafef00dull;
+	fx_expect(&fx, DROCE_OP_RC_COMPARE_SWAP, 3, 0, 0);
+	g_compare = 0;
+	fx_got(&fx, DROCE_OP_RC_COMPARE_SWAP, 3, 0, 0, 1000, 64);
 	assert_int_equal(droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL), 1);
 	droce_rp_scenario_free(fx.s);
 }
@@ -549,6 +613,8 @@ int main(void)
 		cmocka_unit_test(test_parse_ok),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_compare_ignores_and_catches),
+		cmocka_unit_test(test_compare_policy),
+		cmocka_unit_test(test_compare_fetch_add_compare_field),
 		cmocka_unit_test(test_compare_coalescing),
 		cmocka_unit_test(test_compare_per_qp_order),
 		cmocka_unit_test(test_rewrite),
