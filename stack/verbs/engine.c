@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The engine under the verbs: EAL and the DPDK port (once per process), the
+ * droce context (one per open device), the turn-taking lock and the progress
+ * thread of dv.h, and ARP resolution for modify_qp(RTR).
+ */
+#include "verbs/dv.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_pause.h>
+
+#include "net/eal.h"
+#include "net/port.h"
+
+/* Idle polls before the progress thread yields its CPU, and before it
+ * sleeps between polls (a quiet link: nothing arrived for ~10 ms). */
+#define IDLE_YIELD 256u
+#define IDLE_SLEEP 200000u
+#define IDLE_SLEEP_NS 20000
+/* Shutdown: how long queued frames may take to leave, and how long we stay
+ * silent before the port can go away (docs/usage.md: a memif peer still
+ * polling when we disconnect can crash in DPDK 22.11). */
+#define CLOSE_FLUSH_NS 100000000ull
+#define CLOSE_LINGER_US 100000u
+
+uint64_t dv_now(const struct dv_context *c)
+{
+	return (uint64_t)((double)(rte_get_tsc_cycles() - c->tsc0) * c->ns_per_tsc);
+}
+
+void dv_lock(struct dv_context *c)
+{
+	atomic_fetch_add_explicit(&c->want, 1, memory_order_relaxed);
+	while (atomic_exchange_explicit(&c->lock, 1, memory_order_acquire))
+		while (atomic_load_explicit(&c->lock, memory_order_relaxed))
+			rte_pause();
+	atomic_fetch_sub_explicit(&c->want, 1, memory_order_relaxed);
+}
+
+void dv_unlock(struct dv_context *c)
+{
+	atomic_store_explicit(&c->lock, 0, memory_order_release);
+}
+
+unsigned dv_poll_inline(struct dv_context *c)
+{
+	if (c->comm_core)
+		return 0;
+	return droce_ctx_poll(c->dctx, dv_now(c));
+}
+
+static void sleep_ns(long ns)
+{
+	struct timespec ts = {.tv_sec = ns / 1000000000L, .tv_nsec = ns % 1000000000L};
+	nanosleep(&ts, NULL);
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+		fprintf(stderr, "droce: cannot pin the progress thread to CPU %d\n", cpu);
+}
+
+static void *progress_main(void *arg)
+{
+	struct dv_context *c = arg;
+	int cpu = c->dev->cfg.comm_core >= 0 ? c->dev->cfg.comm_core : c->dev->cfg.lcore;
+	if (cpu >= 0)
+		pin(cpu);
+	/* An lcore id gives this thread its own mempool caches. */
+	rte_thread_register();
+	unsigned idle = 0;
+	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
+		if (!atomic_load_explicit(&c->n_qps, memory_order_relaxed)) {
+			sleep_ns(1000000);
+			continue;
+		}
+		if (atomic_load_explicit(&c->want, memory_order_relaxed) ||
+		    atomic_exchange_explicit(&c->lock, 1, memory_order_acquire)) {
+			rte_pause();
+			continue;
+		}
+		unsigned n = droce_ctx_poll(c->dctx, dv_now(c));
+		n += dv_scan_armed(c);
+		dv_unlock(c);
+		if (n || c->comm_core) {
+			idle = 0;
+			continue;
+		}
+		if (++idle >= IDLE_SLEEP)
+			sleep_ns(IDLE_SLEEP_NS);
+		else if (idle >= IDLE_YIELD)
+			sched_yield();
+	}
+	rte_thread_unregister();
+	return NULL;
+}
+
+/* Split DROCE_EAL on blanks into @p v (pointers into @p buf). */
+static int split(char *buf, char **v, int max)
+{
+	int n = 0;
+	for (char *s = strtok(buf, " \t"); s; s = strtok(NULL, " \t")) {
+		if (n == max)
+			return -1;
+		v[n++] = s;
+	}
+	return n;
+}
+
+int dv_engine_start(struct dv_device *d)
+{
+	if (!d->eal_up) {
+		char buf[sizeof(d->cfg.eal)], vdev[sizeof(d->cfg.port_arg) + 8];
+		char *v[DROCE_EAL_MAX_ARGS];
+		strcpy(buf, d->cfg.eal);
+		int n = split(buf, v, DROCE_EAL_MAX_ARGS - 4);
+		if (n < 0) {
+			fprintf(stderr, "droce: DROCE_EAL has too many arguments\n");
+			return E2BIG;
+		}
+		bool loglevel = false;
+		for (int i = 0; i < n; i++)
+			loglevel |= !strncmp(v[i], "--log-level", 11);
+		if (!loglevel && !getenv("DROCE_EAL_VERBOSE"))
+			v[n++] = "--log-level=lib.eal:error";
+		struct droce_eal_opts eo = {0};
+		if (!strcmp(d->cfg.port_kind, "memif")) {
+			eo.memif = d->cfg.port_arg;
+		} else if (!strcmp(d->cfg.port_kind, "iface")) {
+			eo.iface = d->cfg.port_arg;
+		} else {
+			snprintf(vdev, sizeof(vdev), "--vdev=%s", d->cfg.port_arg);
+			v[n++] = vdev;
+		}
+		int r = droce_eal_init("droce-verbs", n, v, &eo);
+		if (r) {
+			fprintf(stderr, "droce: EAL start failed: %s\n", strerror(-r));
+			return -r;
+		}
+		d->eal_up = true;
+	}
+	if (d->port)
+		return 0;
+	uint16_t port_id = (uint16_t)rte_eth_find_next(0);
+	if (port_id >= RTE_MAX_ETHPORTS) {
+		fprintf(stderr, "droce: DROCE_PORT gave no DPDK port\n");
+		return ENODEV;
+	}
+	struct droce_port_conf pc;
+	droce_port_conf_init(&pc);
+	pc.port_id = port_id;
+	pc.ip_version = 4;
+	memcpy(pc.ip, d->cfg.ip, 4);
+	d->port = droce_port_open(&pc);
+	if (!d->port) {
+		int e = errno ? errno : ENODEV;
+		fprintf(stderr, "droce: port %u: %s\n", port_id, strerror(e));
+		return e;
+	}
+	struct droce_port_info info;
+	droce_port_get_info(d->port, &info);
+	memcpy(d->mac, info.mac, 6);
+	d->roce_mtu = info.roce_mtu;
+	return 0;
+}
+
+int dv_engine_open(struct dv_context *c)
+{
+	struct dv_device *d = c->dev;
+	c->ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
+	c->tsc0 = rte_get_tsc_cycles();
+	struct droce_ctx_params cp;
+	droce_ctx_params_init(&cp);
+	cp.ip_version = 4;
+	memcpy(cp.ip, d->cfg.ip, 4);
+	memcpy(cp.mac, d->mac, 6);
+	cp.link = droce_port_link(d->port);
+	cp.seed = rte_get_tsc_cycles();
+	cp.max_qps = DV_MAX_QP;
+	cp.max_mrs = DV_MAX_MR;
+	c->dctx = droce_ctx_create(&cp);
+	if (!c->dctx)
+		return errno ? errno : ENOMEM;
+	c->port = d->port;
+	c->comm_core = d->cfg.comm_core >= 0;
+	atomic_init(&c->lock, 0);
+	atomic_init(&c->want, 0);
+	atomic_init(&c->stop, false);
+	atomic_init(&c->n_qps, 0);
+	if (pthread_create(&c->thread, NULL, progress_main, c)) {
+		droce_ctx_destroy(c->dctx);
+		c->dctx = NULL;
+		return EAGAIN;
+	}
+	c->have_thread = true;
+	return 0;
+}
+
+void dv_engine_close(struct dv_context *c)
+{
+	if (c->have_thread) {
+		atomic_store(&c->stop, true);
+		pthread_join(c->thread, NULL);
+		c->have_thread = false;
+	}
+	if (!c->dctx)
+		return;
+	uint64_t end = dv_now(c) + CLOSE_FLUSH_NS;
+	while (droce_port_tx_pending(c->port) && dv_now(c) < end)
+		droce_ctx_poll(c->dctx, dv_now(c));
+	droce_ctx_destroy(c->dctx);
+	c->dctx = NULL;
+	rte_delay_us_sleep(CLOSE_LINGER_US);
+}
+
+int dv_resolve(struct dv_context *c, const uint8_t ip[4], uint8_t mac[6])
+{
+	uint64_t end = dv_now(c) + DV_ARP_TIMEOUT_NS;
+	for (;;) {
+		int r = droce_port_resolve(c->port, ip, mac, dv_now(c));
+		if (r == 0)
+			return 0;
+		if (r != -EAGAIN)
+			return -r;
+		if (dv_now(c) > end)
+			return ETIMEDOUT;
+		droce_ctx_poll(c->dctx, dv_now(c));
+	}
+}
