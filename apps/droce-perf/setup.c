@@ -195,10 +195,20 @@ static int make_qps(struct perf *p)
 	return 0;
 }
 
+/* While the side channel waits (for the client, the peer's INFO, READY),
+ * the port goes on answering ARP and ICMP echo: a peer resolving our MAC
+ * while we wait must get its answer (issue 8 item 14). */
+static void poll_while_waiting(void *arg)
+{
+	struct perf *p = arg;
+	droce_ctx_poll(p->ctx, perf_now(p));
+}
+
 static int connect_qps(struct perf *p, const struct droce_ctx_params *cp)
 {
 	int r;
 	droce_sc_init(&p->sc, (int)(p->o.timeout * 1000));
+	droce_sc_set_idle(&p->sc, poll_while_waiting, p);
 	if (p->server) {
 		r = droce_sc_listen(&p->sc, NULL, p->o.port);
 		if (!r) {
