@@ -20,7 +20,7 @@ static inline uint8_t *slot_ptr(const struct perf *p, const struct perf_qp *q, u
 static struct perf_qp *qp_of(struct perf *p, uint32_t qpn)
 {
 	for (unsigned i = 0; i < p->o.qps; i++)
-		if (droce_qp_num(p->qp[i].qp) == qpn)
+		if (p->qp[i].qpn == qpn)
 			return &p->qp[i];
 	return NULL;
 }
@@ -36,8 +36,8 @@ static int post_one(struct perf *p, struct perf_qp *q, uint32_t size)
 {
 	uint64_t iter = q->posted;
 	uint64_t slot = iter % p->slots;
-	struct droce_sge sge = {(uint64_t)(uintptr_t)slot_ptr(p, q, slot), size, q->mr->lkey};
-	struct droce_send_wr wr = {0}, *bad;
+	struct droce_sge sge = {(uint64_t)(uintptr_t)slot_ptr(p, q, slot), size, q->lkey};
+	struct droce_send_wr wr = {0};
 
 	wr.wr_id = iter;
 	wr.sg_list = &sge;
@@ -63,7 +63,7 @@ static int post_one(struct perf *p, struct perf_qp *q, uint32_t size)
 		if (p->o.test != PERF_READ_BW)
 			pattern_fill(slot_ptr(p, q, slot), size, iter);
 	}
-	int r = droce_post_send(q->qp, &wr, &bad);
+	int r = p->be->post_send(p, (unsigned)(q - p->qp), &wr);
 	if (r == 0)
 		q->posted++;
 	return r;
@@ -102,11 +102,10 @@ int perf_run_bw(struct perf *p, uint32_t size, struct bw_result *out)
 				}
 			}
 		}
-		droce_ctx_poll(p->ctx, now);
-		int n = droce_poll_cq(p->cq, 64, wc);
+		int n = p->be->poll(p, now, wc, 64);
 		if (n < 0) {
-			fprintf(stderr, "droce-perf: completion queue overflow\n");
-			return -EOVERFLOW;
+			fprintf(stderr, "droce-perf: completion queue: %s\n", strerror(-n));
+			return n;
 		}
 		for (int k = 0; k < n; k++) {
 			struct perf_qp *q = qp_of(p, wc[k].qp_num);
@@ -164,9 +163,9 @@ int perf_run_bw(struct perf *p, uint32_t size, struct bw_result *out)
 
 static int post_recv_slot(struct perf *p, struct perf_qp *q, uint64_t slot)
 {
-	struct droce_sge sge = {(uint64_t)(uintptr_t)slot_ptr(p, q, slot), p->slot_size, q->mr->lkey};
-	struct droce_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1}, *bad;
-	return droce_post_recv(q->qp, &wr, &bad);
+	struct droce_sge sge = {(uint64_t)(uintptr_t)slot_ptr(p, q, slot), p->slot_size, q->lkey};
+	struct droce_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1};
+	return p->be->post_recv(p, (unsigned)(q - p->qp), &wr);
 }
 
 int perf_server_prepare(struct perf *p)
@@ -195,8 +194,11 @@ int perf_serve_bw(struct perf *p)
 	uint64_t served = 0;
 
 	for (uint64_t turn = 0;; turn++) {
-		droce_ctx_poll(p->ctx, perf_now(p));
-		int n = droce_poll_cq(p->cq, 64, wc);
+		int n = p->be->poll(p, perf_now(p), wc, 64);
+		if (n < 0) {
+			fprintf(stderr, "droce-perf: completion queue: %s\n", strerror(-n));
+			return n;
+		}
 		for (int k = 0; k < n; k++) {
 			struct perf_qp *q = qp_of(p, wc[k].qp_num);
 			if (wc[k].status != DROCE_WC_SUCCESS || !q) {

@@ -33,8 +33,8 @@ static int post(struct perf *p, enum droce_wr_opcode op, uint32_t size, uint64_t
 {
 	struct perf_qp *q = &p->qp[0];
 	bool into_rx = op == DROCE_WR_RDMA_READ || op == DROCE_WR_ATOMIC_FETCH_AND_ADD;
-	struct droce_sge sge = {(uint64_t)(uintptr_t)slot(p, into_rx ? RX_SLOT : TX_SLOT), size, q->mr->lkey};
-	struct droce_send_wr wr = {0}, *bad;
+	struct droce_sge sge = {(uint64_t)(uintptr_t)slot(p, into_rx ? RX_SLOT : TX_SLOT), size, q->lkey};
+	struct droce_send_wr wr = {0};
 	wr.wr_id = iter;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
@@ -48,15 +48,15 @@ static int post(struct perf *p, enum droce_wr_opcode op, uint32_t size, uint64_t
 		wr.wr.rdma.remote_addr = q->remote.addr; /* the peer's RX slot */
 		wr.wr.rdma.rkey = q->remote.rkey;
 	}
-	return droce_post_send(q->qp, &wr, &bad);
+	return p->be->post_send(p, 0, &wr);
 }
 
 int perf_lat_post_recv(struct perf *p)
 {
 	struct perf_qp *q = &p->qp[0];
-	struct droce_sge sge = {(uint64_t)(uintptr_t)slot(p, RX_SLOT), p->slot_size, q->mr->lkey};
-	struct droce_recv_wr wr = {.wr_id = 0, .sg_list = &sge, .num_sge = 1}, *bad;
-	return droce_post_recv(q->qp, &wr, &bad);
+	struct droce_sge sge = {(uint64_t)(uintptr_t)slot(p, RX_SLOT), p->slot_size, q->lkey};
+	struct droce_recv_wr wr = {.wr_id = 0, .sg_list = &sge, .num_sge = 1};
+	return p->be->post_recv(p, 0, &wr);
 }
 
 /* Fill the outgoing message for @p iter: pattern, then the marker in its last byte. */
@@ -93,9 +93,12 @@ static int wait_for(struct perf *p, uint32_t size, uint64_t iter, bool want_recv
 
 	for (uint64_t turn = 1;; turn++) {
 		uint64_t now = perf_now(p);
-		droce_ctx_poll(p->ctx, now);
 		bool got = false;
-		int n = droce_poll_cq(p->cq, 16, wc);
+		int n = p->be->poll(p, now, wc, 16);
+		if (n < 0) {
+			fprintf(stderr, "droce-perf: completion queue: %s\n", strerror(-n));
+			return n;
+		}
 		for (int k = 0; k < n; k++) {
 			if (wc[k].status != DROCE_WC_SUCCESS) {
 				fprintf(stderr, "droce-perf: completion error: %s\n",
@@ -220,8 +223,7 @@ int perf_serve_lat(struct perf *p, const uint32_t *sizes, unsigned n_sizes)
 	/* Wait for the client's "done" while our last pong completes. */
 	for (uint64_t turn = 1;; turn++) {
 		struct droce_wc wc[16];
-		droce_ctx_poll(p->ctx, perf_now(p));
-		(void)droce_poll_cq(p->cq, 16, wc);
+		(void)p->be->poll(p, perf_now(p), wc, 16);
 		if ((turn & 0x3FF) == 0 && (r = perf_peer_event(p)))
 			return r < 0 ? r : 0;
 	}

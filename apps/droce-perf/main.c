@@ -94,6 +94,7 @@ int main(int argc, char **argv)
 
 	report_rule(stdout);
 	printf("                    %s\n", test_title(p.o.test));
+	printf(" Backend: %s\n", p.o.backend == PERF_BACKEND_VERBS ? "verbs (rdma-core)" : "droce");
 	printf(" Role: %s  QPs: %u  TX depth: %u  Iterations: %llu%s  Check: %s\n",
 	       p.server ? "server" : "client", p.o.qps, p.o.tx_depth, (unsigned long long)p.o.iters,
 	       p.o.duration > 0 ? " (duration mode)" : "", p.o.check ? "on" : "off");
@@ -109,7 +110,7 @@ int main(int argc, char **argv)
 	}
 	if (!r) {
 		printf(" Path MTU: %u  Connected: %u QP(s), local QPN %u -> remote QPN %u\n", p.mtu,
-		       p.o.qps, droce_qp_num(p.qp[0].qp), p.qp[0].peer_qpn);
+		       p.o.qps, p.qp[0].qpn, p.qp[0].peer_qpn);
 		if (p.server)
 			r = perf_is_bw(p.o.test) ? perf_serve_bw(&p) : perf_serve_lat(&p, sizes, n);
 		else

@@ -45,7 +45,12 @@ void perf_usage(const char *prog)
 	       "      --timeout SEC       give up when nothing progresses for SEC (default 10)\n"
 	       "      --cc NAME           congestion control: fixed (default), aimd, dcqcn\n"
 	       "      --window PKTS       per-QP send window ceiling in packets (default %u)\n"
-	       "  EAL -l N pins the poll thread to CPU N.\n",
+	       "      --backend droce|verbs  droce over a DPDK port (default), or any libibverbs\n"
+	       "                          device through rdma-core (rxe, ConnectX ...)\n"
+	       "      --ib-dev NAME       verbs device (default: the first one)\n"
+	       "      --gid-index N       verbs GID index (default: the first IPv4-mapped RoCEv2 GID)\n"
+	       "      --ib-port N         verbs port (default 1)\n"
+	       "  EAL -l N pins the poll thread to CPU N (droce backend).\n",
 	       prog, PERF_MAX_QPS, DROCE_DEFAULT_WINDOW_PKTS);
 }
 
@@ -83,7 +88,8 @@ static int parse_test(const char *s, enum perf_test *t)
 
 int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsigned errlen)
 {
-	enum { O_GBITS = 256, O_JSON, O_CHECK, O_IMPAIR, O_IP, O_MEMIF, O_IFACE, O_CAPTURE, O_TIMEOUT, O_CC, O_WINDOW };
+	enum { O_GBITS = 256, O_JSON, O_CHECK, O_IMPAIR, O_IP, O_MEMIF, O_IFACE, O_CAPTURE, O_TIMEOUT, O_CC, O_WINDOW,
+	       O_BACKEND, O_IBDEV, O_GIDX, O_IBPORT };
 	static const struct option longopts[] = {
 		{"size", required_argument, 0, 's'},    {"all", no_argument, 0, 'a'},
 		{"iters", required_argument, 0, 'n'},   {"duration", required_argument, 0, 'D'},
@@ -96,6 +102,8 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 		{"iface", required_argument, 0, O_IFACE}, {"capture", required_argument, 0, O_CAPTURE},
 		{"timeout", required_argument, 0, O_TIMEOUT},
 		{"cc", required_argument, 0, O_CC},     {"window", required_argument, 0, O_WINDOW},
+		{"backend", required_argument, 0, O_BACKEND}, {"ib-dev", required_argument, 0, O_IBDEV},
+		{"gid-index", required_argument, 0, O_GIDX}, {"ib-port", required_argument, 0, O_IBPORT},
 		{0, 0, 0, 0},
 	};
 	bool size_set = false, iters_set = false;
@@ -108,6 +116,8 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 	o->mtu = 4096;
 	o->port = 18516;
 	o->timeout = 10.0;
+	o->gid_index = -1;
+	o->ib_port = 1;
 	if (argc < 2)
 		FAIL("missing TEST (try --help)");
 	optind = 0; /* glibc: 0 re-initialises getopt fully */
@@ -165,6 +175,21 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 		case O_WINDOW:
 			if (parse_u64(a, 1, 1u << 20, &v)) FAIL("bad --window '%s' (1..1048576 packets)", a);
 			o->window = (uint32_t)v; break;
+		case O_BACKEND:
+			if (!strcmp(a, "droce"))
+				o->backend = PERF_BACKEND_DROCE;
+			else if (!strcmp(a, "verbs"))
+				o->backend = PERF_BACKEND_VERBS;
+			else
+				FAIL("bad --backend '%s' (droce or verbs)", a);
+			break;
+		case O_IBDEV: o->ib_dev = a; break;
+		case O_GIDX:
+			if (parse_u64(a, 0, 255, &v)) FAIL("bad --gid-index '%s' (0..255)", a);
+			o->gid_index = (int)v; break;
+		case O_IBPORT:
+			if (parse_u64(a, 1, 255, &v)) FAIL("bad --ib-port '%s' (1..255)", a);
+			o->ib_port = (unsigned)v; break;
 		default:
 			FAIL("unknown or incomplete option '%s'", argv[optind - 1]);
 		}
@@ -190,5 +215,11 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 		o->iters = perf_is_bw(o->test) ? 5000 : 1000;
 	if (o->memif && o->iface)
 		FAIL("--memif and --iface are exclusive");
+	if (o->backend == PERF_BACKEND_VERBS &&
+	    (o->memif || o->iface || o->impair || o->capture || o->cc || o->window || o->ip))
+		FAIL("--memif, --iface, --ip, --impair, --capture, --cc and --window are droce options; "
+		     "the verbs device has its own address and transport");
+	if (o->backend == PERF_BACKEND_DROCE && (o->ib_dev || o->gid_index >= 0 || o->ib_port != 1))
+		FAIL("--ib-dev, --gid-index and --ib-port need --backend verbs");
 	return 0;
 }

@@ -19,6 +19,12 @@ enum perf_test {
 	PERF_ATOMIC_LAT,
 };
 
+/** The stack a run goes through: droce over a DPDK port, or rdma-core. */
+enum perf_backend_kind {
+	PERF_BACKEND_DROCE,
+	PERF_BACKEND_VERBS,
+};
+
 #define PERF_MAX_SIZE (8u * 1024u * 1024u)
 #define PERF_MAX_QPS 64u
 
@@ -44,6 +50,10 @@ struct perf_opts {
 	double timeout;            /* --timeout: no progress for this long = dead peer */
 	const char *cc;            /* --cc: congestion control algorithm */
 	uint32_t window;           /* --window: per-QP send window ceiling, packets (0 = default) */
+	enum perf_backend_kind backend; /* --backend droce|verbs */
+	const char *ib_dev;        /* --ib-dev: verbs device (default: the first) */
+	int gid_index;             /* --gid-index: -1 = the first IPv4-mapped RoCEv2 GID */
+	unsigned ib_port;          /* --ib-port: verbs port number (default 1) */
 };
 
 /** Is @p t a bandwidth test? */

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * droce-perf's shared state: one context on one port, N QPs connected to the
- * peer through the side channel, one registered buffer per QP.
+ * droce-perf's shared state: one backend (droce over a DPDK port, or
+ * rdma-core's libibverbs), N QPs connected to the peer through the side
+ * channel, one registered buffer per QP. The tests (bw.c, lat.c) speak the
+ * droce work-request and completion types; each backend maps them to its
+ * stack (backend_droce.c, backend_verbs.c).
  */
 #ifndef DROCE_PERF_H
 #define DROCE_PERF_H
@@ -15,29 +18,65 @@
 #include "opts.h"
 #include "report.h"
 
-struct droce_port;
-struct droce_capture;
-struct droce_impair_link;
-struct droce_impair;
+struct perf;
 
 struct perf_qp {
-	struct droce_qp *qp;
 	uint8_t *buf;              /* local buffer: slots * slot_size bytes */
-	struct droce_mr *mr;
+	size_t buf_len;
+	uint32_t lkey, rkey;       /* of our buffer */
+	uint32_t qpn;              /* ours */
 	struct droce_sc_mr remote; /* the peer's buffer for this QP */
 	uint64_t posted, completed; /* WRs in the current size */
 	uint32_t peer_qpn;
 };
 
+/** What the peer needs to reach us, as a backend found it. */
+struct perf_local {
+	uint8_t ip_version;        /* 4 or 6 */
+	uint8_t ip[16];
+	uint8_t mac[6];
+	uint32_t mtu;              /* largest path MTU we can do, bytes */
+};
+
+/**
+ * A stack droce-perf runs over. Calls return 0 or -errno and print their
+ * own message on failure.
+ */
+struct perf_backend {
+	const char *name;
+	/** Device/port, context, CQ of @p cq_depth; fill @p me. Sets ns_per_tsc. */
+	int (*open)(struct perf *p, int eal_argc, char **eal_argv, const char *prog,
+		    unsigned cq_depth, struct perf_local *me);
+	/** QP @p i in INIT with p->qp[i].buf registered: fills qpn, lkey, rkey. */
+	int (*create_qp)(struct perf *p, unsigned i);
+	/** QP @p i to RTR and RTS towards @p peer at @p mtu bytes, our first PSN @p psn. */
+	int (*connect_qp)(struct perf *p, unsigned i, const struct droce_sc_info *peer,
+			  uint32_t psn, uint32_t mtu);
+	/** @return 0, -ENOMEM when the send queue is full, another -errno. */
+	int (*post_send)(struct perf *p, unsigned i, struct droce_send_wr *wr);
+	int (*post_recv)(struct perf *p, unsigned i, struct droce_recv_wr *wr);
+	/** Run the stack once at @p now (ns) and take up to @p max completions. @return n or -errno. */
+	int (*poll)(struct perf *p, uint64_t now, struct droce_wc *wc, int max);
+	/** Called while the side channel waits; NULL when the stack runs by itself. */
+	void (*idle)(void *p);
+	/** Before the side channel closes: push out what is queued (bounded). */
+	void (*flush)(struct perf *p);
+	void (*counters)(const struct perf *p, struct perf_counters *c);
+	/** One line of device/port counters (may print nothing). */
+	void (*print_port)(const struct perf *p);
+	/** Destroy everything open() and create_qp() made. Safe after a partial set-up. */
+	void (*close)(struct perf *p);
+};
+
+extern const struct perf_backend perf_backend_droce;
+/** NULL when droce-perf was built without libibverbs. */
+extern const struct perf_backend *const perf_backend_verbs;
+
 struct perf {
 	struct perf_opts o;
 	bool server;
-	struct droce_port *port;
-	struct droce_capture *cap;
-	struct droce_impair_link *imp;
-	struct droce_impair *impair;
-	struct droce_ctx *ctx;
-	struct droce_cq *cq;
+	const struct perf_backend *be;
+	void *bk;                  /* the backend's own state */
 	struct perf_qp qp[PERF_MAX_QPS];
 	uint32_t slot_size;        /* largest message of the run */
 	uint32_t slots;            /* message slots per QP buffer */
@@ -52,7 +91,7 @@ struct perf {
 /** Nanoseconds since start, from the TSC: the one clock read per loop turn. */
 uint64_t perf_now(const struct perf *p);
 
-/** EAL, port, context, QPs, side channel, RTR/RTS and the ready handshake. @return 0 or -errno (message printed). */
+/** Backend, buffers, QPs, side channel, RTR/RTS. @return 0 or -errno (message printed). */
 int perf_setup(struct perf *p, int eal_argc, char **eal_argv, const char *prog);
 void perf_teardown(struct perf *p);
 /** One line of port counters. */
@@ -62,15 +101,15 @@ void perf_print_port(const struct perf *p);
 unsigned perf_sizes(const struct perf_opts *o, uint32_t *sizes, unsigned max);
 
 /**
- * Poll once and watch the side channel: @return 1 when the peer said it is
- * done, -ECONNRESET when it vanished, 0 otherwise.
+ * Watch the side channel: @return 1 when the peer said it is done,
+ * -ECONNRESET when it vanished, 0 otherwise.
  */
 int perf_peer_event(struct perf *p);
 
 /** Record a --check failure (first one wins) and print it. */
 void perf_check_fail(struct perf *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/** Fill the JSON counters from the context and QPs. */
+/** Fill the JSON counters from the backend. */
 void perf_counters(const struct perf *p, struct perf_counters *c);
 
 /** Server: post receives and fill READ targets before the ready handshake. */

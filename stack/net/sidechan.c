@@ -172,21 +172,30 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* poll() one fd until @p deadline; 1 ready, 0 timeout, -errno. */
-static int wait_fd(int fd, short events, int64_t deadline)
+/* Longest poll() slice between two calls of the idle hook. */
+#define IDLE_SLICE_MS 1
+
+/* poll() one fd until @p deadline; 1 ready, 0 timeout, -errno. With an idle
+ * hook on @p sc, poll in slices and call it between them: a poll-mode
+ * application keeps its port answering ARP and ping while it waits here. */
+static int wait_fd(const struct droce_sc *sc, int fd, short events, int64_t deadline)
 {
 	for (;;) {
 		int64_t left = deadline - mono_ms();
 		if (left < 0)
 			left = 0;
+		if (sc->idle != NULL && left > IDLE_SLICE_MS)
+			left = IDLE_SLICE_MS;
 		struct pollfd p = {.fd = fd, .events = events};
 		int n = poll(&p, 1, (int)left);
 		if (n > 0)
 			return 1;
-		if (n == 0)
-			return 0;
-		if (errno != EINTR)
+		if (n < 0 && errno != EINTR)
 			return -errno;
+		if (n == 0 && mono_ms() >= deadline)
+			return 0;
+		if (sc->idle != NULL)
+			sc->idle(sc->idle_arg);
 	}
 }
 
@@ -196,6 +205,14 @@ void droce_sc_init(struct droce_sc *sc, int timeout_ms)
 	sc->lfd = -1;
 	sc->timeout_ms = timeout_ms > 0 ? timeout_ms : DEFAULT_TIMEOUT_MS;
 	sc->err[0] = '\0';
+	sc->idle = NULL;
+	sc->idle_arg = NULL;
+}
+
+void droce_sc_set_idle(struct droce_sc *sc, void (*idle)(void *arg), void *arg)
+{
+	sc->idle = idle;
+	sc->idle_arg = arg;
 }
 
 void droce_sc_close(struct droce_sc *sc)
@@ -295,7 +312,7 @@ int droce_sc_accept(struct droce_sc *sc)
 		return sc_fail(sc, -ENOTCONN, "accept: not listening");
 	int64_t deadline = mono_ms() + sc->timeout_ms;
 	for (;;) {
-		int w = wait_fd(sc->lfd, POLLIN, deadline);
+		int w = wait_fd(sc, sc->lfd, POLLIN, deadline);
 		if (w == 0)
 			return sc_fail(sc, -ETIMEDOUT, "no peer connected within %d ms",
 				       sc->timeout_ms);
@@ -316,7 +333,8 @@ int droce_sc_accept(struct droce_sc *sc)
 }
 
 /* One non-blocking connect attempt to @p ai, bounded by @p deadline. */
-static int try_connect(const struct addrinfo *ai, int64_t deadline, int *fd_out)
+static int try_connect(const struct droce_sc *sc, const struct addrinfo *ai, int64_t deadline,
+		       int *fd_out)
 {
 	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
 			ai->ai_protocol);
@@ -328,7 +346,7 @@ static int try_connect(const struct addrinfo *ai, int64_t deadline, int *fd_out)
 			close(fd);
 			return -e;
 		}
-		int w = wait_fd(fd, POLLOUT, deadline);
+		int w = wait_fd(sc, fd, POLLOUT, deadline);
 		if (w <= 0) {
 			close(fd);
 			return w == 0 ? -ETIMEDOUT : w;
@@ -364,7 +382,7 @@ int droce_sc_connect(struct droce_sc *sc, const char *host, uint16_t port)
 	for (;;) {
 		for (struct addrinfo *p = res; p != NULL; p = p->ai_next) {
 			int fd = -1;
-			rc = try_connect(p, deadline, &fd);
+			rc = try_connect(sc, p, deadline, &fd);
 			if (rc == 0) {
 				freeaddrinfo(res);
 				tune_conn(fd);
@@ -375,8 +393,16 @@ int droce_sc_connect(struct droce_sc *sc, const char *host, uint16_t port)
 		/* Refused: the server may not listen yet; anything else is final. */
 		if (rc != -ECONNREFUSED || mono_ms() + CONNECT_RETRY_MS > deadline)
 			break;
-		struct timespec ts = {0, CONNECT_RETRY_MS * 1000000L};
-		nanosleep(&ts, NULL);
+		if (sc->idle != NULL) {
+			for (int64_t until = mono_ms() + CONNECT_RETRY_MS; mono_ms() < until;) {
+				struct timespec ts = {0, IDLE_SLICE_MS * 1000000L};
+				nanosleep(&ts, NULL);
+				sc->idle(sc->idle_arg);
+			}
+		} else {
+			struct timespec ts = {0, CONNECT_RETRY_MS * 1000000L};
+			nanosleep(&ts, NULL);
+		}
 	}
 	freeaddrinfo(res);
 	if (rc == -ECONNREFUSED)
@@ -395,7 +421,7 @@ static int send_all(struct droce_sc *sc, const uint8_t *b, size_t len, int64_t d
 			continue;
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-			int w = wait_fd(sc->fd, POLLOUT, deadline);
+			int w = wait_fd(sc, sc->fd, POLLOUT, deadline);
 			if (w == 0)
 				return sc_fail(sc, -ETIMEDOUT, "send timed out after %d ms",
 					       sc->timeout_ms);
@@ -425,7 +451,7 @@ static int recv_all(struct droce_sc *sc, uint8_t *b, size_t len, int64_t deadlin
 				       "peer closed the connection %s %s (%zu of %zu bytes)",
 				       done ? "in the middle of" : "before sending", what, done, len);
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-			int w = wait_fd(sc->fd, POLLIN, deadline);
+			int w = wait_fd(sc, sc->fd, POLLIN, deadline);
 			if (w == 0)
 				return sc_fail(sc, -ETIMEDOUT,
 					       "timed out after %d ms waiting for %s (%zu of %zu bytes)",

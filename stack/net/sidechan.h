@@ -93,10 +93,19 @@ struct droce_sc {
 	int lfd;                  /**< listening socket, -1 when none */
 	int timeout_ms;           /**< bound on every blocking call */
 	char err[192];            /**< why the last call failed */
+	void (*idle)(void *arg);  /**< called at least every ms while a call waits; NULL: none */
+	void *idle_arg;
 };
 
 /** Prepare @p sc (no sockets yet). @p timeout_ms <= 0 means 10 s. */
 void droce_sc_init(struct droce_sc *sc, int timeout_ms);
+
+/**
+ * Call @p idle(@p arg) at least once a millisecond while any call on @p sc
+ * waits (accept, connect, exchange, ready), so a poll-mode application keeps
+ * its port answering ARP and ICMP echo meanwhile. NULL removes it.
+ */
+void droce_sc_set_idle(struct droce_sc *sc, void (*idle)(void *arg), void *arg);
 
 /**
  * Listen on @p addr (NULL or "" for any IPv4/IPv6 address) and @p port

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* droce-perf's command line, statistics, report and check pattern. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -84,6 +85,36 @@ static void test_bad_command_lines(void **state)
 		assert_int_equal(parse(&o, err, bad[i]), -22);
 		assert_true(strlen(err) > 0);
 	}
+}
+
+/* --backend verbs and its options; droce-only and verbs-only options do not mix. */
+static void test_backend_options(void **state)
+{
+	struct perf_opts o;
+	char err[128];
+	const char *d[] = {"read_lat", NULL};
+	assert_int_equal(parse(&o, err, d), 0);
+	assert_int_equal(o.backend, PERF_BACKEND_DROCE);
+	assert_int_equal(o.gid_index, -1);
+	assert_int_equal(o.ib_port, 1);
+	assert_null(o.ib_dev);
+	const char *v[] = {"write_bw", "--backend", "verbs", "--ib-dev", "rxe0", "--gid-index", "1",
+			   "--check", "10.0.0.2", NULL};
+	assert_int_equal(parse(&o, err, v), 0);
+	assert_int_equal(o.backend, PERF_BACKEND_VERBS);
+	assert_string_equal(o.ib_dev, "rxe0");
+	assert_int_equal(o.gid_index, 1);
+	assert_string_equal(o.server, "10.0.0.2");
+	const char *bad[][6] = {
+		{"write_bw", "--backend", "rxe", NULL},
+		{"write_bw", "--backend", "verbs", "--iface", "eth0", NULL},
+		{"write_bw", "--backend", "verbs", "--impair", "drop=0.1", NULL},
+		{"write_bw", "--ib-dev", "rxe0", NULL},
+		{"write_bw", "--gid-index", "1", NULL},
+		{"write_bw", "--backend", "verbs", "--gid-index", "256", NULL},
+	};
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(parse(&o, err, bad[i]), -EINVAL);
 }
 
 static void test_atomic_size_is_8(void **state)
@@ -174,6 +205,7 @@ int main(void)
 		cmocka_unit_test(test_server_defaults),
 		cmocka_unit_test(test_client_options_anywhere),
 		cmocka_unit_test(test_bad_command_lines),
+		cmocka_unit_test(test_backend_options),
 		cmocka_unit_test(test_atomic_size_is_8),
 		cmocka_unit_test(test_lat_stats),
 		cmocka_unit_test(test_pattern),

@@ -282,6 +282,35 @@ static void test_connect_and_accept_timeouts(void **state)
 	assert_int_equal(droce_sc_exchange(&sc, &a, &b), -ENOTCONN);
 }
 
+static void count_idle(void *arg)
+{
+	(*(unsigned *)arg)++;
+}
+
+/* The idle hook runs while accept and connect wait (droce-perf polls its
+ * port from it), and a call still times out on time. */
+static void test_idle_hook_runs_while_waiting(void **state)
+{
+	(void)state;
+	struct droce_sc sc;
+	unsigned calls = 0;
+	droce_sc_init(&sc, 100);
+	droce_sc_set_idle(&sc, count_idle, &calls);
+	assert_int_equal(droce_sc_listen(&sc, "127.0.0.1", 0), 0);
+	uint16_t port = droce_sc_local_port(&sc);
+	assert_int_equal(droce_sc_accept(&sc), -ETIMEDOUT);
+	assert_true(calls >= 10); /* once a millisecond at least, for 100 ms */
+	unsigned after_accept = calls;
+	assert_int_equal(droce_sc_connect(&sc, "127.0.0.1", port), -ETIMEDOUT);
+	assert_true(calls >= after_accept + 10);
+	droce_sc_set_idle(&sc, NULL, NULL);
+	calls = 0;
+	droce_sc_init(&sc, 30);
+	assert_int_equal(droce_sc_listen(&sc, "127.0.0.1", 0), 0);
+	assert_int_equal(droce_sc_accept(&sc), -ETIMEDOUT);
+	assert_int_equal(calls, 0);
+}
+
 /* A server listening on every address (dual stack) takes IPv4 and IPv6 peers. */
 static void test_any_address_dual_stack(void **state)
 {
@@ -340,6 +369,7 @@ int main(void)
 		cmocka_unit_test(test_peer_reports_failure),
 		cmocka_unit_test(test_silent_peer_times_out),
 		cmocka_unit_test(test_connect_and_accept_timeouts),
+		cmocka_unit_test(test_idle_hook_runs_while_waiting),
 		cmocka_unit_test(test_any_address_dual_stack),
 		cmocka_unit_test(test_port_in_use),
 	};
