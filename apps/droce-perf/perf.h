@@ -12,6 +12,7 @@
 #include <droce/droce.h>
 
 #include "net/sidechan.h"
+#include "net/tsc.h"
 #include "opts.h"
 #include "report.h"
 
@@ -43,8 +44,7 @@ struct perf {
 	uint32_t slots;            /* message slots per QP buffer */
 	uint32_t mtu;              /* negotiated path MTU, bytes */
 	struct droce_sc sc;
-	double ns_per_tsc;
-	uint64_t tsc0;
+	struct droce_tsc clock;    /* perf_now: TSC -> ns (net/tsc.h) */
 	bool check_failed;
 	char check_msg[160];
 };

@@ -29,7 +29,7 @@
 
 uint64_t perf_now(const struct perf *p)
 {
-	return (uint64_t)((double)(rte_get_tsc_cycles() - p->tsc0) * p->ns_per_tsc);
+	return droce_tsc_now_ns(&p->clock);
 }
 
 void perf_check_fail(struct perf *p, const char *fmt, ...)
@@ -294,8 +294,7 @@ int perf_setup(struct perf *p, int eal_argc, char **eal_argv, const char *prog)
 		fprintf(stderr, "droce-perf: EAL start failed: %s\n", strerror(-r));
 		return r;
 	}
-	p->ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
-	p->tsc0 = rte_get_tsc_cycles();
+	droce_tsc_init_eal(&p->clock);
 
 	struct droce_ctx_params cp;
 	droce_ctx_params_init(&cp);
