@@ -347,7 +347,29 @@ struct droce_qp_stats {
 	uint64_t acks_sent, acks_rcvd;
 	uint64_t cnp_sent, cnp_rcvd, ecn_marked;
 	uint64_t drops;             /**< packets for this QP dropped (see ctx drop reasons) */
+	/* RTT and what it drives (issue 12, docs/cc.md); 0 until measured */
+	uint64_t rtt_samples;       /**< RTT samples taken (AckReq packets ACKed, not retransmitted) */
+	uint64_t rtt_min_ns, rtt_srtt_ns, rtt_var_ns; /**< min, smoothed, mean deviation */
+	uint64_t rto_ns;            /**< the ACK timeout armed next (ibta or adaptive) */
+	uint64_t window_bytes;      /**< send window in use (cc, window tuning) */
+	uint32_t window_pkts;
+	uint8_t timeout_mode;       /**< enum droce_timeout_mode in use */
+	uint64_t delivery_mbps;     /**< measured delivery rate (window tuning), Mbit/s */
 };
+
+/**
+ * ACK timeout mode of one QP (enum droce_timeout_mode in droce/ctx.h;
+ * DROCE_TIMEOUT_DEFAULT = the context's). Any state.
+ * @return 0 or -EINVAL.
+ */
+int droce_qp_set_timeout_mode(struct droce_qp *qp, int mode);
+
+/**
+ * Congestion control of one QP by name ("fixed", "aimd", "dcqcn", "swift"),
+ * before it reaches RTS (the algorithm starts there).
+ * @return 0, or -EINVAL (unknown name, QP already in RTS or later).
+ */
+int droce_qp_set_cc(struct droce_qp *qp, const char *name);
 
 /** Copy a QP's counters. @return 0 or -EINVAL. */
 int droce_qp_get_stats(const struct droce_qp *qp, struct droce_qp_stats *out);

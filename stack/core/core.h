@@ -19,6 +19,7 @@
 #include "cc/cc.h"
 #include "core/drop.h"
 #include "core/icrc_fast.h"
+#include "transport/rtt.h"
 #include "wire/fields.h"
 #include "wire/hdr.h"
 #include "wire/parse.h"
@@ -241,6 +242,9 @@ struct droce_qp {
 	/* ---- congestion control ---- */
 	const struct droce_cc_algo *cc;
 	struct droce_cc_state ccs;
+	/* ---- RTT, adaptive timeout, window tuning (transport/rtt.h, issue 12) ---- */
+	struct droce_rtt rtt;
+	uint8_t timeout_mode;         /* enum droce_timeout_mode; DEFAULT = the context's */
 
 	/* ---- scheduling ---- */
 	struct droce_qp *ready_next;
@@ -267,6 +271,15 @@ struct droce_ctx {
 	struct droce_icrc_seeds icrc_seeds;
 	uint8_t scratch[DROCE_HDR_SCRATCH];
 };
+
+/** The ACK timeout to arm now: the IBTA value, or RFC 6298's from the
+ * measured RTT with that value as ceiling (transport/rtt.h). 0 = no timer. */
+static inline uint64_t droce_qp_rto(const struct droce_qp *qp)
+{
+	uint8_t m = qp->timeout_mode ? qp->timeout_mode : qp->ctx->p.timeout_mode;
+	return droce_rtt_timeout(&qp->rtt, m == DROCE_TIMEOUT_ADAPTIVE, qp->ctx->p.rto_min_ns,
+				 qp->timeout_ns);
+}
 
 /** QPNs 0 and 1 are the IBTA's special QPs; droce's start here. */
 #define DROCE_QPN_BASE 2u
@@ -336,6 +349,10 @@ void droce_resp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t no
 enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned quota,
 				   unsigned *sent);
 void droce_resp_reset(struct droce_qp *qp);
+
+/* cc/window.c: an ACK moved una_psn, @p bytes newly acknowledged: take the
+ * RTT sample (cc's on_rtt) and, with window_tune, follow the measured BDP. */
+void droce_qp_rtt_ack(struct droce_qp *qp, uint64_t bytes, uint64_t now);
 
 /* transport/completer.c */
 void droce_comp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now);

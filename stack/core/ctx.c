@@ -35,6 +35,10 @@ void droce_ctx_params_init(struct droce_ctx_params *p)
 	p->cc = NULL;
 	p->window_pkts = DROCE_DEFAULT_WINDOW_PKTS;
 	p->window_bytes = DROCE_DEFAULT_WINDOW_BYTES;
+	p->timeout_mode = DROCE_DEFAULT_TIMEOUT_MODE;
+	p->rto_min_ns = DROCE_DEFAULT_RTO_MIN_NS;
+	p->window_min_bytes = DROCE_DEFAULT_WINDOW_MIN_BYTES;
+	p->line_rate_gbps = 100;
 }
 
 /* xorshift64*: rkey bits and UDP source ports; per context, seeded. */
@@ -72,6 +76,14 @@ struct droce_ctx *droce_ctx_create(const struct droce_ctx_params *p)
 		ctx->p.window_pkts = DROCE_DEFAULT_WINDOW_PKTS;
 	if (!ctx->p.window_bytes)
 		ctx->p.window_bytes = DROCE_DEFAULT_WINDOW_BYTES;
+	if (!ctx->p.timeout_mode || ctx->p.timeout_mode > DROCE_TIMEOUT_ADAPTIVE)
+		ctx->p.timeout_mode = DROCE_DEFAULT_TIMEOUT_MODE;
+	if (!ctx->p.rto_min_ns)
+		ctx->p.rto_min_ns = DROCE_DEFAULT_RTO_MIN_NS;
+	if (!ctx->p.window_min_bytes)
+		ctx->p.window_min_bytes = DROCE_DEFAULT_WINDOW_MIN_BYTES;
+	if (!(ctx->p.line_rate_gbps > 0))
+		ctx->p.line_rate_gbps = 100;
 	ctx->link = p->link;
 	ctx->cc = cc;
 	ctx->qps = calloc(p->max_qps, sizeof(*ctx->qps));

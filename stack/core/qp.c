@@ -167,6 +167,34 @@ int droce_qp_get_stats(const struct droce_qp *qp, struct droce_qp_stats *out)
 	if (!qp || !out)
 		return -EINVAL;
 	*out = qp->stats;
+	/* RTT and what it drives (issue 12): computed, not counted. */
+	out->rtt_samples = qp->rtt.samples;
+	out->rtt_min_ns = qp->rtt.min_ns;
+	out->rtt_srtt_ns = qp->rtt.srtt_ns;
+	out->rtt_var_ns = qp->rtt.rttvar_ns;
+	out->rto_ns = droce_qp_rto(qp);
+	out->window_bytes = qp->ccs.wnd_bytes;
+	out->window_pkts = qp->ccs.wnd_pkts;
+	out->timeout_mode = qp->timeout_mode ? qp->timeout_mode : qp->ctx->p.timeout_mode;
+	out->delivery_mbps = (uint64_t)(qp->rtt.rate_bpns * 8000.0);
+	return 0;
+}
+
+int droce_qp_set_timeout_mode(struct droce_qp *qp, int mode)
+{
+	if (!qp || mode < DROCE_TIMEOUT_DEFAULT || mode > DROCE_TIMEOUT_ADAPTIVE)
+		return -EINVAL;
+	qp->timeout_mode = (uint8_t)mode;
+	return 0;
+}
+
+int droce_qp_set_cc(struct droce_qp *qp, const char *name)
+{
+	const struct droce_cc_algo *a = qp ? droce_cc_find(name) : NULL;
+	if (!a || !name || (qp->state != DROCE_QPS_RESET && qp->state != DROCE_QPS_INIT &&
+			    qp->state != DROCE_QPS_RTR))
+		return -EINVAL;
+	qp->cc = a;
 	return 0;
 }
 
@@ -468,7 +496,9 @@ int droce_modify_qp(struct droce_qp *qp, const struct droce_qp_attr *attr, unsig
 			qp->npsn = qp->cur_psn = qp->una_psn = qp->snd_max = a->sq_psn;
 			qp->retry_left = a->retry_cnt;
 			qp->rnr_left = a->rnr_retry;
+			qp->ccs.line_bpns = qp->ctx->p.line_rate_gbps / 8.0; /* rate cc starts here */
 			qp->cc->init(&qp->ccs, qp->ctx->p.window_pkts, qp->ctx->p.window_bytes, 0);
+			droce_rtt_init(&qp->rtt);
 		}
 		qp->state = next;
 		if (next == DROCE_QPS_RTS)

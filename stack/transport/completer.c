@@ -131,10 +131,12 @@ static void after_ack(struct droce_qp *qp, uint32_t old_una, uint64_t now)
 		qp->rnr_left = qp->attr.rnr_retry;
 		qp->gap_retry = false;
 		qp->cc->on_ack(&qp->ccs, (uint32_t)adv, qp->acked_bseq - old_b, now);
-		if (qp->una_psn == qp->snd_max || !qp->timeout_ns)
+		droce_qp_rtt_ack(qp, qp->acked_bseq - old_b, now); /* RTT sample, window (rtt.h) */
+		uint64_t rto = droce_qp_rto(qp);
+		if (qp->una_psn == qp->snd_max || !rto)
 			qp->rto_deadline = 0;
 		else {
-			qp->rto_deadline = now + qp->timeout_ns;
+			qp->rto_deadline = now + rto;
 			droce_ctx_timer_at(qp->ctx, qp->rto_deadline);
 		}
 	}
@@ -155,8 +157,8 @@ static void retry_from(struct droce_qp *qp, uint32_t psn, uint64_t now)
 	qp->cc->on_loss(&qp->ccs, false, now);
 	qp->gap_retry = true;
 	droce_req_rewind(qp, psn);
-	if (qp->timeout_ns) {
-		qp->rto_deadline = now + qp->timeout_ns;
+	if (droce_qp_rto(qp)) {
+		qp->rto_deadline = now + droce_qp_rto(qp);
 		droce_ctx_timer_at(qp->ctx, qp->rto_deadline);
 	}
 }

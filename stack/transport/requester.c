@@ -71,6 +71,7 @@ void droce_req_rewind(struct droce_qp *qp, uint32_t psn)
 	}
 	qp->rd_inflight = count_rd_inflight(qp);
 	qp->pkts_since_ackreq = 0;
+	droce_rtt_on_rewind(&qp->rtt); /* Karn: no sample across a retransmission round */
 	droce_qp_kick(qp);
 }
 
@@ -98,9 +99,10 @@ static uint8_t write_opcode(bool first, bool last, bool imm)
 
 static void arm_rto(struct droce_qp *qp, uint64_t now)
 {
-	if (!qp->timeout_ns)
+	uint64_t rto = droce_qp_rto(qp); /* ibta or adaptive (rtt.h) */
+	if (!rto)
 		return;
-	qp->rto_deadline = now + qp->timeout_ns;
+	qp->rto_deadline = now + rto;
 	droce_ctx_timer_at(qp->ctx, qp->rto_deadline);
 }
 
@@ -237,6 +239,8 @@ enum droce_tx_result droce_req_tx(struct droce_qp *qp, uint64_t now, unsigned qu
 				qp->snd_max = next_psn;
 		} else {
 			qp->snd_max = next_psn;
+			if (h.bth.ack_req) /* RTT: time fresh AckReq packets only (rtt.h) */
+				droce_rtt_on_send(&qp->rtt, qp->cur_psn, now);
 		}
 		qp->pkts_since_ackreq = h.bth.ack_req ? 0 : qp->pkts_since_ackreq + 1;
 		if (qp->cc->on_sent)
@@ -298,6 +302,7 @@ void droce_req_timers(struct droce_qp *qp, uint64_t now)
 	}
 	qp->retry_left--;
 	qp->stats.retrans_timeout++;
+	droce_rtt_on_timeout(&qp->rtt); /* RFC 6298 5.5 back-off */
 	qp->cc->on_loss(&qp->ccs, true, now);
 	qp->gap_retry = false;
 	droce_req_rewind(qp, qp->una_psn);

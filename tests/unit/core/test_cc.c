@@ -16,11 +16,12 @@ static void test_registry(void **state)
 	assert_ptr_equal(droce_cc_find("fixed"), &droce_cc_fixed);
 	assert_ptr_equal(droce_cc_find("aimd"), &droce_cc_aimd);
 	assert_ptr_equal(droce_cc_find("dcqcn"), &droce_cc_dcqcn);
+	assert_ptr_equal(droce_cc_find("swift"), &droce_cc_swift);
 	assert_null(droce_cc_find("reno"));
 	unsigned n = 0;
 	for (unsigned i = 0; droce_cc_registry[i]; i++, n++)
 		assert_non_null(droce_cc_registry[i]->can_send);
-	assert_int_equal(n, 3);
+	assert_int_equal(n, 4);
 }
 
 static void test_fixed_window(void **state)
