@@ -785,6 +785,54 @@ static int line_gap(struct pctx *c, char **tok, int ntok)
 	return 0;
 }
 
+/* "lost QP req|resp PSN [copy=K]" */
+static int line_lost(struct pctx *c, char **tok, int ntok)
+{
+	struct droce_rp_scenario *s = c->s;
+	struct droce_rp_lost l = { .line = c->line };
+	int r;
+	if (ntok < 4 || ntok > 5 || (strcmp(tok[2], "req") && strcmp(tok[2], "resp")))
+		return fail(c, "lost: expected 'lost QP req|resp PSN [copy=K]'");
+	if ((l.qp = droce_rp_find_qp(s, tok[1])) < 0)
+		return fail(c, "lost: unknown qp '%s'", tok[1]);
+	l.resp = !strcmp(tok[2], "resp");
+	if ((r = parse_u32(c, "lost PSN", tok[3], 0xFFFFFF, &l.psn)))
+		return r;
+	if (ntok == 5) {
+		if (strncmp(tok[4], "copy=", 5))
+			return fail(c, "lost: unknown option '%s'", tok[4]);
+		if ((r = parse_u32(c, "copy", tok[4] + 5, 1000000, &l.copy)))
+			return r;
+	}
+	void *nl = realloc(s->lost, (s->nlost + 1) * sizeof(*s->lost));
+	if (!nl)
+		return -ENOMEM;
+	s->lost = nl;
+	s->lost[s->nlost++] = l;
+	return 0;
+}
+
+/* "deliver N at=TIME" */
+static int line_deliver(struct pctx *c, char **tok, int ntok)
+{
+	struct droce_rp_scenario *s = c->s;
+	struct droce_rp_deliver v = { .line = c->line };
+	int r;
+	if (ntok != 3 || strncmp(tok[2], "at=", 3))
+		return fail(c, "deliver: expected 'deliver FRAME at=TIME'");
+	if ((r = parse_u32(c, "deliver frame", tok[1], UINT32_MAX, &v.frame)) ||
+	    (r = parse_time(c, "at", tok[2] + 3, &v.at_ns)))
+		return r;
+	if (!v.frame)
+		return fail(c, "deliver: frames are numbered from 1");
+	void *nv = realloc(s->delivers, (s->ndelivers + 1) * sizeof(*s->delivers));
+	if (!nv)
+		return -ENOMEM;
+	s->delivers = nv;
+	s->delivers[s->ndelivers++] = v;
+	return 0;
+}
+
 static int line_check(struct pctx *c, char **tok, int ntok)
 {
 	static const struct { const char *n; unsigned f; } checks[] = {
@@ -881,6 +929,18 @@ static int parse_line(struct pctx *c, char *line)
 	}
 	if (!strcmp(d, "check"))
 		return line_check(c, tok, ntok);
+	if (!strcmp(d, "lost"))
+		return line_lost(c, tok, ntok);
+	if (!strcmp(d, "deliver"))
+		return line_deliver(c, tok, ntok);
+	if (!strcmp(d, "impair")) {
+		/* checked by the runner, which owns the shim's parser */
+		if (ntok != 2 || strlen(tok[1]) >= sizeof(s->impair))
+			return fail(c, "impair: expected 'impair SPEC' (as droce-perf --impair, < %zu characters)",
+				    sizeof(s->impair));
+		snprintf(s->impair, sizeof(s->impair), "%s", tok[1]);
+		return 0;
+	}
 	if (!strcmp(d, "drain")) {
 		if (ntok != 2)
 			return fail(c, "drain: expected 'drain TIME'");
@@ -994,5 +1054,7 @@ void droce_rp_scenario_free(struct droce_rp_scenario *s)
 	free(s->wcs);
 	free(s->skip);
 	free(s->gaps);
+	free(s->lost);
+	free(s->delivers);
 	free(s);
 }
