@@ -804,7 +804,8 @@ static int own_seq(struct dctx *d, size_t idx)
 	if (prev && !rd && !same_request(prev, a))
 		return dfail(d, "frame %u: PSN %u on QP %#x is resent with other contents than frame %u",
 			     a->f->num, psn, c->peer_qpn, prev->f->num);
-	if (prev && !crossing && !rd && crossed_answers(d, prev, idx))
+	if (prev && !crossing && !rd && last_trigger(d, idx, a->conn) <= prev->f->t_ns &&
+	    crossed_answers(d, prev, idx))
 		return -ENOMEM;
 	if (prev) {
 		d->retrans_own++;
@@ -1052,10 +1053,15 @@ static int lost_answers(struct dctx *d, const struct fr *a)
 	if (mi < 0 || (d->msgs[mi].kind != M_READ && d->msgs[mi].kind != M_CAS &&
 		       d->msgs[mi].kind != M_FAA))
 		return 0;
-	/* Settled when the side starts answering it: answers to the original
-	 * may still follow in the capture (they crossed the request). */
-	d->msgs[mi].dup_pending = true;
-	d->msgs[mi].dup_psn = a->p.h.bth.psn;
+	/* Only when the side had begun to answer the original: one it has
+	 * not answered yet (a slow responder, a capture far from it) is
+	 * answered now, nothing of it was lost. Settled when the side starts
+	 * answering the duplicate: answers to the original may still follow
+	 * in the capture (they crossed the request on the wire). */
+	if (d->msgs[mi].resp_started) {
+		d->msgs[mi].dup_pending = true;
+		d->msgs[mi].dup_psn = a->p.h.bth.psn;
+	}
 	return 0;
 }
 
@@ -1065,7 +1071,7 @@ static int settle_dup(struct dctx *d, struct msg *m, uint32_t psn)
 	if (!m->dup_pending || psn != m->dup_psn)
 		return 0;
 	m->dup_pending = false;
-	for (uint32_t q = m->first_psn;; q = psn_add(q, 1)) {
+	for (uint32_t q = m->resp_next; !psn_lt(m->last_psn, q); q = psn_add(q, 1)) {
 		unsigned *n = count_of(d, m->conn, true, q);
 		if (!n)
 			return -ENOMEM;
@@ -1216,6 +1222,10 @@ static int own_response(struct dctx *d, struct fr *a)
 		struct msg *m = &d->msgs[mi];
 		if (settle_dup(d, m, psn))
 			return -ENOMEM;
+		if (!m->resp_started) {
+			m->resp_started = true;
+			m->resp_next = psn_add(psn, 1);
+		}
 		unsigned *cnt = count_of(d, a->conn, true, psn);
 		if (!cnt)
 			return -ENOMEM;

@@ -93,6 +93,10 @@ def main():
     if not caps:
         print('FAIL: no lossy captures in %s' % pcapdir)
         return 1
+    for f in sorted(glob.glob(os.path.join(pcapdir, 'lossy', '*'))):
+        if os.path.getsize(f) >= 102400:
+            print('FAIL: %s is %d bytes (fixtures stay < 100 KB)' % (f, os.path.getsize(f)))
+            fail = 1
     for cap, sides in caps:
         base = os.path.basename(cap)[:-5]
         if sides is None:
