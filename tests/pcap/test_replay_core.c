@@ -459,6 +459,13 @@ static void test_rewrite(void **state)
 	assert_int_equal(p.h.bth.dqpn, 0x777);
 	assert_int_equal(p.h.ext.reth.rkey, 0xabcdef);
 	assert_int_equal(p.h.ext.reth.va, 0x55550010);
+	/* A UDP checksum the sender filled in (tcpdump on a bridge) is not
+	 * left stale: over IPv4 it becomes 0, "none" (RFC 768). */
+	n = droce_build_frame(f, sizeof(f), &h, "abcd");
+	droce_put_be16(f + 14 + 20 + 6, 0x1234);
+	assert_int_equal(droce_rp_rewrite(f, n, s, &map), 2);
+	assert_int_equal(droce_get_be16(f + 14 + 20 + 6), 0);
+	assert_int_equal(droce_parse(f, n, &p, 0), DROCE_PARSE_OK);
 	/* A frame captured with a bad ICRC keeps a bad one. */
 	n = droce_build_frame(f, sizeof(f), &h, "abcd");
 	f[n - 1] ^= 0xFF;
