@@ -26,8 +26,9 @@ from mutate import read_pcap, write_pcap, layout, fix_icrc, src_ip, ip_bytes, EX
 
 
 def run(*args):
-    p = subprocess.run(list(args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
-    return p.returncode, p.stdout
+    """(exit code, stdout); stderr is appended after it only on failure."""
+    p = subprocess.run(list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    return p.returncode, p.stdout + (p.stderr if p.returncode else '')
 
 
 def captures(pcapdir):
