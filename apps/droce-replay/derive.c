@@ -1042,6 +1042,27 @@ static int peer_response(struct dctx *d, struct fr *a)
 }
 
 /*
+ * Did the side prompt the peer's resend @p a of a request it first sent at
+ * @p since (a NAK, an RNR NAK, a READ response or atomic ACK out of order
+ * for it)? If not, the peer's ACK timer fired: the side's answer to the
+ * original, which the capture does not show, was lost on the way.
+ */
+static bool prompted(struct dctx *d, const struct fr *a, uint64_t since)
+{
+	for (size_t j = 0; j < d->nfr && &d->fr[j] != a; j++) {
+		const struct fr *b = &d->fr[j];
+		if (b->role != DROCE_RP_OWN || b->conn != a->conn || !b->p.op || b->f->t_ns < since ||
+		    (b->p.op->flags & (DROCE_OPF_REQ | DROCE_OPF_CNP)))
+			continue;
+		bool nak = (b->p.op->hdrs & DROCE_HDR_AETH) &&
+			   (b->p.h.ext.aeth.syndrome & DROCE_AETH_TYPE_MASK) != DROCE_AETH_ACK;
+		if (nak || b->p.h.bth.opcode != DROCE_OP_RC_ACKNOWLEDGE)
+			return true; /* a NAK, a READ response, an atomic ACK */
+	}
+	return false;
+}
+
+/*
  * The peer asks again for a READ or an atomic the side has answered: every
  * response packet of it the capture has not shown was sent and lost before
  * the capture point (the side answers a READ whole, 9.7.4.1.2, before it
@@ -1058,9 +1079,10 @@ static int lost_answers(struct dctx *d, const struct fr *a)
 	 * answered now, nothing of it was lost. Settled when the side starts
 	 * answering the duplicate: answers to the original may still follow
 	 * in the capture (they crossed the request on the wire). */
-	if (d->msgs[mi].resp_started) {
-		d->msgs[mi].dup_pending = true;
-		d->msgs[mi].dup_psn = a->p.h.bth.psn;
+	struct msg *m = &d->msgs[mi];
+	if (m->resp_started || !prompted(d, a, m->t_ns)) {
+		m->dup_pending = true;
+		m->dup_psn = a->p.h.bth.psn;
 	}
 	return 0;
 }
@@ -1071,7 +1093,8 @@ static int settle_dup(struct dctx *d, struct msg *m, uint32_t psn)
 	if (!m->dup_pending || psn != m->dup_psn)
 		return 0;
 	m->dup_pending = false;
-	for (uint32_t q = m->resp_next; !psn_lt(m->last_psn, q); q = psn_add(q, 1)) {
+	uint32_t from = m->resp_started ? m->resp_next : m->first_psn;
+	for (uint32_t q = from; !psn_lt(m->last_psn, q) && !psn_lt(q, m->first_psn); q = psn_add(q, 1)) {
 		unsigned *n = count_of(d, m->conn, true, q);
 		if (!n)
 			return -ENOMEM;

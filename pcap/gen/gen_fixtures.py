@@ -779,6 +779,24 @@ def lossy_read():
     return c
 
 
+@case
+def lossy_atomic():
+    c = Case('lossy-atomic', 'lossy link, droce as requester to rxe: the ATOMIC_ACKNOWLEDGE of a '
+             'FETCH_ADD lost before the capture, droce resends it on its ACK timer, rxe answers '
+             'the duplicate from its cache (executed once)')
+    c.qp(sq=400, extra=' timeout=8 retry=3')
+    req_regions(c)
+    post(c, 1, 'faa', 0, 8, mr='dst', extra=' raddr=%#x rkey=%#x add=0x5' % (PADDR, PKEY_PEER))
+    f1 = c.own('FETCH_ADD', 400, atomic=(PADDR, PKEY_PEER, 5, 0), ackreq=True)
+    # rxe's ATOMIC_ACKNOWLEDGE (orig 70) lost in the guest's netem
+    f2 = c.own('FETCH_ADD', 400, atomic=(PADDR, PKEY_PEER, 5, 0), ackreq=True, dt=1100000)
+    c.peer('ATOMIC_ACK', 400, aeth=(ack(), 1), aack=70, dt=30000)
+    c.s('expect-gap %d %d 1ms  # the local ACK timeout: 4.096 us * 2^8' % (f1, f2))
+    c.s('expect-mem dst 0 %s' % hexs(le64(70)))
+    c.s('expect-wc q send wr=1 status=SUCCESS opcode=faa')
+    return c
+
+
 def main():
     global OUT
     if len(sys.argv) > 1:
