@@ -17,6 +17,7 @@ struct item {
 	unsigned num;      /* capture frame number, or droce's frame index (1-based) */
 	uint64_t t_ns;
 	bool dropped;      /* coalesced away */
+	bool lost;         /* droce's match of a frame lost before the capture point */
 };
 
 struct list {
@@ -52,7 +53,7 @@ static void coalesce(struct list *l)
 	unsigned nst = 0;
 	for (size_t k = l->n; k-- > 0;) {
 		struct item *i = &l->it[k];
-		if (!i->p.op || is_cnp(i))
+		if (!i->p.op || is_cnp(i) || i->lost)
 			continue;
 		unsigned s;
 		for (s = 0; s < nst; s++)
@@ -329,7 +330,7 @@ static void key_of(const struct item *i, struct key *k)
 static bool in_stream(const struct item *i, const struct key *k)
 {
 	struct key ik;
-	if (!i->p.op || i->dropped)
+	if (!i->p.op || i->dropped || i->lost)
 		return false;
 	key_of(i, &ik);
 	return !memcmp(&ik, k, sizeof(ik));
@@ -463,6 +464,52 @@ static unsigned check_gaps(const struct droce_rp_scenario *s, const struct droce
 	return bad;
 }
 
+/*
+ * "lost QP req|resp PSN copy=K": the capture lacks the side's K-th copy of
+ * that packet (lost between the side and the capture point), so droce's
+ * K-th frame with that PSN in that stream (requests to the QP's peer, or
+ * its READ responses and atomic ACKs) is taken out of the comparison. Its
+ * later copies are compared as usual: a loss excuses one frame, never what
+ * the retransmission says.
+ * @return how many lost lines found no frame of droce's to excuse.
+ */
+static unsigned mark_lost(const struct droce_rp_scenario *s, struct list *g, FILE *out)
+{
+	unsigned bad = 0;
+	for (unsigned i = 0; i < s->nlost; i++) {
+		const struct droce_rp_lost *l = &s->lost[i];
+		const struct droce_rp_qp_spec *q = &s->qps[l->qp];
+		size_t alen = s->ip_version == 4 ? 4 : 16;
+		unsigned seen = 0;
+		bool found = false;
+		for (size_t k = 0; k < g->n && !found; k++) {
+			struct item *it = &g->it[k];
+			if (!it->p.op || is_cnp(it) || it->p.h.bth.dqpn != q->peer_qpn ||
+			    memcmp(it->p.h.net.dst_ip, q->peer_ip, alen) || it->p.h.bth.psn != l->psn)
+				continue;
+			bool req = (it->p.op->flags & DROCE_OPF_REQ) != 0;
+			if (req == l->resp || (l->resp && is_ack_frame(it)))
+				continue;
+			if (seen++ == l->copy) {
+				it->lost = true;
+				found = true;
+			}
+		}
+		if (found) {
+			if (out)
+				fprintf(out, "  lost     %s:%u: droce's copy %u of %s PSN %u on %s (not in the capture)\n",
+					s->path, l->line, l->copy, l->resp ? "response" : "request", l->psn, q->name);
+		} else {
+			bad++;
+			if (out)
+				fprintf(out, "  MISSING  %s:%u: droce sent no copy %u of %s PSN %u on %s, which the "
+					"capture lost\n", s->path, l->line, l->copy,
+					l->resp ? "response" : "request", l->psn, q->name);
+		}
+	}
+	return bad;
+}
+
 static bool skipped(const struct droce_rp_scenario *s, unsigned num)
 {
 	for (unsigned i = 0; i < s->nskip; i++)
@@ -491,6 +538,7 @@ unsigned droce_rp_compare(const struct droce_rp_scenario *s, const struct droce_
 		if (!g.it[g.n - 1].p.op)
 			not_roce++;
 	}
+	bad += mark_lost(s, &g, out);
 	if (s->allow_ack_coalescing) {
 		coalesce(&e);
 		coalesce(&g);

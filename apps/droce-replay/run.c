@@ -13,6 +13,9 @@
 #include <droce/params.h>
 #include <droce/verbs.h>
 
+#include "net/impair.h"
+#include "net/impair_link.h"
+
 #include "compare.h"
 #include "frames.h"
 
@@ -110,6 +113,8 @@ struct runner {
 	uint8_t *maddr[DROCE_RP_MAX_MRS];
 	struct droce_rp_map map;
 	struct rlink link;
+	struct droce_impair *imp;            /* "impair SPEC": the side's receive shim */
+	struct droce_impair_link *imp_link;
 	uint64_t now;
 	struct droce_wc *wcs;
 	size_t nwcs, capwcs;
@@ -218,6 +223,27 @@ static int setup(struct runner *r)
 	memcpy(p.mac, s->mac, 6);
 	p.link.ops = &rlink_ops;
 	p.link.priv = &r->link;
+	if (s->impair[0]) {
+		/* The side received through droce's seeded shim behind the
+		 * capture point (droce-perf --impair): the capture shows the
+		 * frames before it. The same shim, seed and frame order give
+		 * the same drops, duplicates and corruptions (reorder holds
+		 * depend on how frames were batched, which the capture's
+		 * timestamps keep: one timestamp, one burst). */
+		struct droce_impair_spec spec;
+		char err[160];
+		if (droce_impair_parse(s->impair, &spec, err, sizeof(err))) {
+			fprintf(r->out, "%s: impair %s: %s\n", s->path, s->impair, err);
+			return -1;
+		}
+		r->imp = droce_impair_create(&spec);
+		r->imp_link = r->imp ? droce_impair_link_create(p.link, r->imp) : NULL;
+		if (!r->imp_link) {
+			fprintf(r->out, "%s: impair: %s\n", s->path, strerror(errno));
+			return -1;
+		}
+		p.link = droce_impair_link_get(r->imp_link);
+	}
 	p.seed = 1; /* fixed: the same scenario replays the same way */
 	if (p.max_qps < s->nqps + 2)
 		p.max_qps = s->nqps + 2;
@@ -410,6 +436,28 @@ static int load_feed(struct runner *r, const struct droce_rp_capture *cap)
 		fd->num = cap->f[i].num;
 		droce_rp_rewrite(fd->data, fd->len, s, &r->map);
 		l->nfeed++;
+	}
+	/* "deliver N at=TIME": later than captured (a capture far from the
+	 * side); the feed stays in time order, capture order at equal times. */
+	for (unsigned i = 0; i < s->ndelivers; i++) {
+		size_t k;
+		for (k = 0; k < l->nfeed && l->feed[k].num != s->delivers[i].frame; k++)
+			;
+		if (k == l->nfeed) {
+			fprintf(r->out, "%s:%u: deliver: frame %u is no frame of the peer's\n", s->path,
+				s->delivers[i].line, s->delivers[i].frame);
+			return -1;
+		}
+		l->feed[k].t_ns = s->delivers[i].at_ns;
+	}
+	for (size_t i = 1; s->ndelivers && i < l->nfeed; i++) {
+		struct feed v = l->feed[i];
+		size_t j = i;
+		while (j > 0 && l->feed[j - 1].t_ns > v.t_ns) {
+			l->feed[j] = l->feed[j - 1];
+			j--;
+		}
+		l->feed[j] = v;
 	}
 	return 0;
 }
@@ -654,6 +702,13 @@ int droce_rp_run_write(const struct droce_rp_scenario *s, const struct droce_rp_
 		bad++;
 	}
 	print_drops(r);
+	if (r->imp) {
+		struct droce_impair_stats ist;
+		droce_impair_get_stats(r->imp, &ist);
+		fprintf(out, "impair %s: %" PRIu64 " frames, %" PRIu64 " dropped, %" PRIu64
+			" duplicated, %" PRIu64 " held, %" PRIu64 " corrupted\n", s->impair, ist.frames,
+			ist.dropped, ist.duplicated, ist.held, ist.corrupted);
+	}
 	if (pcap_out && write_conversation(r, pcap_out))
 		bad++;
 	fprintf(out, "%s: %s (%u difference%s)\n", s->path, bad ? "MISMATCH" : "MATCH", bad,
@@ -672,6 +727,8 @@ out:
 			droce_dereg_mr(r->mr[i]);
 	if (r->ctx)
 		droce_ctx_destroy(r->ctx);
+	droce_impair_link_destroy(r->imp_link);
+	droce_impair_destroy(r->imp);
 	for (unsigned i = 0; i < DROCE_RP_MAX_MRS; i++)
 		free(r->mem[i]);
 	for (size_t i = 0; i < r->link.nfeed; i++)
@@ -683,4 +740,37 @@ out:
 	free(r->wcs);
 	free(r);
 	return ret;
+}
+
+int droce_rp_impair_mask(const char *spec, const struct droce_rp_capture *cap, int ipv,
+			 const uint8_t ip[16], bool *gone, char *err, size_t errlen)
+{
+	struct droce_impair_spec sp;
+	if (droce_impair_parse(spec, &sp, err, errlen))
+		return -EINVAL;
+	struct droce_impair *imp = droce_impair_create(&sp);
+	uint8_t *buf = malloc(65536);
+	if (!imp || !buf) {
+		droce_impair_destroy(imp);
+		free(buf);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < cap->n; i++) {
+		struct droce_pkt p;
+		enum droce_parse_result pr;
+		gone[i] = false;
+		if (droce_rp_classify(&cap->f[i], ipv, ip, &p, &pr) != DROCE_RP_PEER)
+			continue;
+		/* the shim corrupts in place: decide on a copy */
+		uint32_t len = cap->f[i].len < 65536 ? cap->f[i].len : 65536;
+		memcpy(buf, cap->f[i].data, len);
+		struct droce_impair_verdict v = droce_impair_decide(imp, buf, len, &gone[i]);
+		gone[i] = v.action == DROCE_IMPAIR_DROP;
+		void *held[DROCE_IMPAIR_MAX_HELD];
+		droce_impair_flush(imp, held, DROCE_IMPAIR_MAX_HELD); /* delivered late, not lost */
+	}
+	droce_impair_destroy(imp);
+	free(buf);
+	return 0;
 }

@@ -119,6 +119,32 @@ struct droce_rp_gap {
 	uint64_t min_ns;
 };
 
+/*
+ * "lost QP req|resp PSN [copy=K]": the side sent its K-th copy (0: the first
+ * transmission) of the request or response packet with that PSN, but the
+ * capture lacks it: it was lost between the side and the capture point
+ * (tcpdump on a bridge behind a lossy link). droce's matching frame is
+ * sent, and not compared.
+ */
+struct droce_rp_lost {
+	unsigned line;
+	int qp;
+	bool resp;
+	uint32_t psn;
+	unsigned copy;
+};
+
+/*
+ * "deliver N at=TIME": the peer's frame N reaches droce at TIME rather than
+ * at its capture time: the capture was taken far from the side, which got
+ * the frame only after sending frames the capture shows after it.
+ */
+struct droce_rp_deliver {
+	unsigned line;
+	unsigned frame;
+	uint64_t at_ns;
+};
+
 struct droce_rp_scenario {
 	char path[4096];         /**< the scenario file */
 	char capture[4096];      /**< resolved against the scenario's directory */
@@ -145,6 +171,14 @@ struct droce_rp_scenario {
 	unsigned ngaps;
 	bool allow_ack_coalescing;
 	unsigned checks;         /**< DROCE_RP_CHECK_* */
+	struct droce_rp_lost *lost;
+	unsigned nlost;
+	struct droce_rp_deliver *delivers;
+	unsigned ndelivers;
+	/** "impair SPEC": the side received through droce's seeded receive-side
+	 *  shim behind the capture point (droce-perf --impair SPEC); the replay
+	 *  passes the peer's frames through the same shim. Empty: none. */
+	char impair[128];
 	uint64_t drain_ns;       /**< run on after the last event */
 };
 

@@ -708,6 +708,95 @@ def nic_hiroce():
     return c
 
 
+# ---------------------------------------------------- lossy links (rxe) --
+# Issue 10 item 5: captures of a link with loss, as tcpdump on the qemu
+# bridge sees rxe (10.0.0.2) talking to droce (10.0.0.1) with netem loss in
+# the guest: rxe's packets lost before the capture point leave gaps in its
+# stream, its go-back-N resends fill them. Each scenario here is droce's
+# side; tests/pcap/lossy.py derives both sides of each capture and replays
+# them (rxe's side has the gaps: `lost` and `deliver` lines).
+
+
+@case
+def lossy_write():
+    c = Case('lossy-write', 'lossy link, droce as responder to rxe: a WRITE_MIDDLE lost before the '
+             'capture (NAK, go-back-N), a SEND lost (rxe resends on its timer, and once more while '
+             'the ACK crossed), a FETCH_ADD whose compare field is garbage')
+    c.qp(rq=100)
+    resp_region(c)
+    c.s('mr rq addr=0x30000000 len=256 access=lw')
+    c.s('recv q wr=1 mr=rq off=0 len=64')
+    w, m = data(1024, 50), data(64, 51)
+    c.s('fill r 1024 %s' % hexs(le64(1000)))
+    reth = (RADDR, RKEY, 1024)
+    c.peer('WRITE_FIRST', 100, payload=w[:256], reth=reth)
+    # 101 lost in the guest's netem: never on the bridge
+    c.peer('WRITE_MIDDLE', 102, payload=w[512:768], dt=2000)
+    c.own('ACK', 101, aeth=(nak(NAK_PSN_SEQ), 0))          # expected 101: one NAK
+    c.peer('WRITE_LAST', 103, payload=w[768:], ackreq=True, dt=1000)  # sent before rxe saw the NAK
+    c.peer('WRITE_MIDDLE', 101, payload=w[256:512], dt=30000)         # go-back-N from 101
+    c.peer('WRITE_MIDDLE', 102, payload=w[512:768], dt=2000)
+    c.peer('WRITE_LAST', 103, payload=w[768:], ackreq=True, dt=2000)
+    c.own('ACK', 103, aeth=(ack(), 1))
+    # SEND 104 lost; rxe's ACK timer (4.096 us * 2^10) resends it
+    c.peer('SEND_ONLY', 104, payload=m, ackreq=True, dt=4300000)
+    c.own('ACK', 104, aeth=(ack(), 2))
+    # the timer fired again before the ACK reached rxe: a duplicate, re-ACKed
+    c.peer('SEND_ONLY', 104, payload=m, ackreq=True, dt=4300000)
+    c.own('ACK', 104, aeth=(ack(), 2))
+    # rxe fills a FETCH_ADD's compare field with whatever it holds
+    c.peer('FETCH_ADD', 105, atomic=(RADDR + 1024, RKEY, 7, 0x5a5aa5a5deadbeef), ackreq=True, dt=20000)
+    c.own('ATOMIC_ACK', 105, aeth=(ack(), 3), aack=1000)
+    c.s('expect-mem r 0 %s' % hexs(w))
+    c.s('expect-mem r 1024 %s' % hexs(le64(1007)))
+    c.s('expect-mem rq 0 %s' % hexs(m))
+    c.s('expect-wc q recv wr=1 status=SUCCESS opcode=recv len=64')
+    c.s('allow ack-coalescing  # droce may ACK packets without AckReq too (9.7.5.1.1)')
+    return c
+
+
+@case
+def lossy_read():
+    c = Case('lossy-read', 'lossy link, droce as requester to rxe: a READ response lost before the '
+             'capture, droce re-requests the rest from mid-message, rxe answers it')
+    c.qp(sq=200)
+    mem = data(1024, 52)
+    req_regions(c)
+    post(c, 1, 'read', 0, 1024, mr='dst', extra=' raddr=%#x rkey=%#x' % (PADDR, PKEY_PEER))
+    c.own('READ_REQ', 200, reth=(PADDR, PKEY_PEER, 1024), ackreq=True)
+    c.peer('READ_RESP_FIRST', 200, payload=mem[:256], aeth=(ack(), 1))
+    # READ_RESPONSE_MIDDLE 201 lost in the guest's netem
+    c.peer('READ_RESP_MIDDLE', 202, payload=mem[512:768], dt=2000)
+    # 9.7.5.1.5: re-issue the READ for what is missing, PSN, address and length moved on
+    c.own('READ_REQ', 201, reth=(PADDR + 256, PKEY_PEER, 768), ackreq=True)
+    c.peer('READ_RESP_LAST', 203, payload=mem[768:], aeth=(ack(), 1), dt=2000)  # stale: dropped
+    # the MSN is still 1: no new message came in (rxe, and droce, answer so)
+    c.peer('READ_RESP_FIRST', 201, payload=mem[256:512], aeth=(ack(), 1), dt=30000)
+    c.peer('READ_RESP_MIDDLE', 202, payload=mem[512:768], dt=2000)
+    c.peer('READ_RESP_LAST', 203, payload=mem[768:], aeth=(ack(), 1), dt=2000)
+    c.s('expect-mem dst 0 %s' % hexs(mem))
+    c.s('expect-wc q send wr=1 status=SUCCESS opcode=read')
+    return c
+
+
+@case
+def lossy_atomic():
+    c = Case('lossy-atomic', 'lossy link, droce as requester to rxe: the ATOMIC_ACKNOWLEDGE of a '
+             'FETCH_ADD lost before the capture, droce resends it on its ACK timer, rxe answers '
+             'the duplicate from its cache (executed once)')
+    c.qp(sq=400, extra=' timeout=8 retry=3')
+    req_regions(c)
+    post(c, 1, 'faa', 0, 8, mr='dst', extra=' raddr=%#x rkey=%#x add=0x5' % (PADDR, PKEY_PEER))
+    f1 = c.own('FETCH_ADD', 400, atomic=(PADDR, PKEY_PEER, 5, 0), ackreq=True)
+    # rxe's ATOMIC_ACKNOWLEDGE (orig 70) lost in the guest's netem
+    f2 = c.own('FETCH_ADD', 400, atomic=(PADDR, PKEY_PEER, 5, 0), ackreq=True, dt=1100000)
+    c.peer('ATOMIC_ACK', 400, aeth=(ack(), 1), aack=70, dt=30000)
+    c.s('expect-gap %d %d 1ms  # the local ACK timeout: 4.096 us * 2^8' % (f1, f2))
+    c.s('expect-mem dst 0 %s' % hexs(le64(70)))
+    c.s('expect-wc q send wr=1 status=SUCCESS opcode=faa')
+    return c
+
+
 def main():
     global OUT
     if len(sys.argv) > 1:
