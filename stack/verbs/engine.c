@@ -26,8 +26,11 @@
 #include "net/port.h"
 
 /* The progress thread's nap after an idle poll, and after IDLE_LONG idle
- * polls in a row (a quiet link, ~0.1-1 s), a longer one. */
-#define IDLE_NAP_NS 2000
+ * polls in a row (a quiet link, ~1 s), a longer one. */
+#define IDLE_NAP_NS 10000
+/* Busy polls in a row before a nap all the same: a stream never keeps
+ * the CPU from the application for long. */
+#define BUSY_STREAK 64u
 #define IDLE_LONG 100000u
 #define IDLE_LONG_NS 200000
 /* Shutdown: how long queued frames may take to leave, and how long we stay
@@ -126,7 +129,7 @@ static void *progress_main(void *arg)
 	short_slice();
 	/* An lcore id gives this thread its own mempool caches. */
 	rte_thread_register();
-	unsigned idle = 0;
+	unsigned idle = 0, busy = 0;
 	uint64_t active_tsc = (uint64_t)((double)APP_ACTIVE_NS / c->ns_per_tsc);
 	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
 		if (!atomic_load_explicit(&c->n_qps, memory_order_relaxed)) {
@@ -149,10 +152,17 @@ static void *progress_main(void *arg)
 		unsigned n = droce_ctx_poll(c->dctx, dv_now(c));
 		n += dv_scan_armed(c);
 		dv_unlock(c);
-		if (n || c->comm_core) {
+		if (c->comm_core) /* a core of its own: spin */
+			continue;
+		if (n) {
 			idle = 0;
+			if (++busy < BUSY_STREAK)
+				continue;
+			busy = 0;
+			sleep_ns(IDLE_NAP_NS);
 			continue;
 		}
+		busy = 0;
 		/* Nothing to do: nap rather than spin. A thread that sleeps
 		 * is the one the scheduler runs first when it wakes, so it
 		 * gets in even while the application spins on memory on the
