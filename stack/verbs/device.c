@@ -47,6 +47,7 @@ DV_EXPORT struct ibv_device **ibv_get_device_list(int *num)
 			fprintf(stderr, "droce: %s\n", err);
 		} else {
 			d->configured = true;
+			d->stats = getenv("DROCE_VERBS_STATS") != NULL;
 			d->ibdev.node_type = IBV_NODE_CA;
 			d->ibdev.transport_type = IBV_TRANSPORT_IB;
 			strcpy(d->ibdev.name, "droce0");

@@ -77,6 +77,7 @@ struct dv_device {
 	struct ibv_device ibdev;  /* first: ibv_device pointers are ours */
 	struct dv_config cfg;
 	bool configured;          /**< the environment parsed */
+	bool stats;               /**< DROCE_VERBS_STATS: print QP counters at destroy */
 	bool eal_up;              /**< EAL started (once per process) */
 	struct droce_port *port;  /**< opened with the first context, kept until exit */
 	uint8_t mac[6];
@@ -99,6 +100,7 @@ struct dv_context {
 	atomic_int lock;
 	atomic_int want;
 	atomic_bool stop;
+	atomic_uint_fast64_t app_tsc; /**< when the application last took the lock */
 	atomic_uint n_qps;          /**< the progress thread idles while 0 */
 	bool comm_core;             /**< progress thread only; verbs calls do not poll */
 	bool have_thread;

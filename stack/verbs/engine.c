@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <rte_cycles.h>
@@ -22,14 +25,25 @@
 #include "net/eal.h"
 #include "net/port.h"
 
-/* Idle polls before the progress thread yields its CPU, and before it
- * sleeps between polls (a quiet link: nothing arrived for ~10 ms). */
-#define IDLE_YIELD 256u
-#define IDLE_SLEEP 200000u
-#define IDLE_SLEEP_NS 20000
+/* The progress thread's nap after an idle poll, and after IDLE_LONG idle
+ * polls in a row (a quiet link, ~1 s), a longer one. */
+#define IDLE_NAP_NS 10000
+/* Busy polls in a row before a nap all the same: a stream never keeps
+ * the CPU from the application for long. */
+#define BUSY_STREAK 64u
+#define IDLE_LONG 100000u
+#define IDLE_LONG_NS 200000
 /* Shutdown: how long queued frames may take to leave, and how long we stay
  * silent before the port can go away (docs/usage.md: a memif peer still
  * polling when we disconnect can crash in DPDK 22.11). */
+/* Spins on a held lock before yielding the CPU instead. */
+#define LOCK_SPINS 2000u
+/* The progress thread leaves the context to an application that entered a
+ * verbs call this recently: one in a poll_cq loop drives the engine itself,
+ * and two pollers per process would only fight over the lock and the CPUs.
+ * Short, so a program spinning on memory between two calls (ib_write_lat)
+ * gets the progress thread back almost at once. */
+#define APP_ACTIVE_NS 5000u
 #define CLOSE_FLUSH_NS 100000000ull
 #define CLOSE_LINGER_US 100000u
 
@@ -41,10 +55,19 @@ uint64_t dv_now(const struct dv_context *c)
 void dv_lock(struct dv_context *c)
 {
 	atomic_fetch_add_explicit(&c->want, 1, memory_order_relaxed);
+	unsigned spins = 0;
 	while (atomic_exchange_explicit(&c->lock, 1, memory_order_acquire))
-		while (atomic_load_explicit(&c->lock, memory_order_relaxed))
-			rte_pause();
+		while (atomic_load_explicit(&c->lock, memory_order_relaxed)) {
+			/* The holder may have been preempted on our CPU (more
+			 * pollers than cores): let it run rather than spin out a
+			 * whole time slice. */
+			if (++spins < LOCK_SPINS)
+				rte_pause();
+			else
+				sched_yield();
+		}
 	atomic_fetch_sub_explicit(&c->want, 1, memory_order_relaxed);
+	atomic_store_explicit(&c->app_tsc, rte_get_tsc_cycles(), memory_order_relaxed);
 }
 
 void dv_unlock(struct dv_context *c)
@@ -74,36 +97,78 @@ static void pin(int cpu)
 		fprintf(stderr, "droce: cannot pin the progress thread to CPU %d\n", cpu);
 }
 
+/*
+ * Ask for a short scheduler slice (EEVDF, Linux 6.12+: sched_runtime of a
+ * SCHED_OTHER thread is its slice). A waking thread with a shorter slice
+ * may preempt the running one at once (PREEMPT_SHORT), so the progress
+ * thread's nap ends on time even when the application spins on memory on
+ * the same CPU. Older kernels ignore it.
+ */
+struct dv_sched_attr {
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime, deadline, period;
+};
+
+static void short_slice(void)
+{
+	struct dv_sched_attr a = {.size = sizeof(a), .policy = SCHED_OTHER, .runtime = 100000};
+	(void)syscall(SYS_sched_setattr, 0, &a, 0);
+}
+
 static void *progress_main(void *arg)
 {
 	struct dv_context *c = arg;
 	int cpu = c->dev->cfg.comm_core >= 0 ? c->dev->cfg.comm_core : c->dev->cfg.lcore;
 	if (cpu >= 0)
 		pin(cpu);
+	/* Sleeps of a few microseconds must be that, not the default 50 us slack. */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	short_slice();
 	/* An lcore id gives this thread its own mempool caches. */
 	rte_thread_register();
-	unsigned idle = 0;
+	unsigned idle = 0, busy = 0;
+	uint64_t active_tsc = (uint64_t)((double)APP_ACTIVE_NS / c->ns_per_tsc);
 	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
 		if (!atomic_load_explicit(&c->n_qps, memory_order_relaxed)) {
 			sleep_ns(1000000);
 			continue;
 		}
+		if (!c->comm_core &&
+		    rte_get_tsc_cycles() - atomic_load_explicit(&c->app_tsc, memory_order_relaxed) <
+			    active_tsc) {
+			sleep_ns(APP_ACTIVE_NS);
+			continue;
+		}
 		if (atomic_load_explicit(&c->want, memory_order_relaxed) ||
 		    atomic_exchange_explicit(&c->lock, 1, memory_order_acquire)) {
-			rte_pause();
+			/* The application has it or wants it: get out of its way
+			 * (it may be waiting for this very CPU). */
+			sleep_ns(IDLE_NAP_NS);
 			continue;
 		}
 		unsigned n = droce_ctx_poll(c->dctx, dv_now(c));
 		n += dv_scan_armed(c);
 		dv_unlock(c);
-		if (n || c->comm_core) {
+		if (c->comm_core) /* a core of its own: spin */
+			continue;
+		if (n) {
 			idle = 0;
+			if (++busy < BUSY_STREAK)
+				continue;
+			busy = 0;
+			sleep_ns(IDLE_NAP_NS);
 			continue;
 		}
-		if (++idle >= IDLE_SLEEP)
-			sleep_ns(IDLE_SLEEP_NS);
-		else if (idle >= IDLE_YIELD)
-			sched_yield();
+		busy = 0;
+		/* Nothing to do: nap rather than spin. A thread that sleeps
+		 * is the one the scheduler runs first when it wakes, so it
+		 * gets in even while the application spins on memory on the
+		 * same CPU (ib_write_lat), where a spinning one would wait
+		 * for the end of the application's time slice. */
+		sleep_ns(++idle >= IDLE_LONG ? IDLE_LONG_NS : IDLE_NAP_NS);
 	}
 	rte_thread_unregister();
 	return NULL;
@@ -201,6 +266,7 @@ int dv_engine_open(struct dv_context *c)
 	atomic_init(&c->want, 0);
 	atomic_init(&c->stop, false);
 	atomic_init(&c->n_qps, 0);
+	atomic_init(&c->app_tsc, 0);
 	if (pthread_create(&c->thread, NULL, progress_main, c)) {
 		droce_ctx_destroy(c->dctx);
 		c->dctx = NULL;

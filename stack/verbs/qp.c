@@ -12,6 +12,7 @@
 #include "verbs/dv.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,6 +144,22 @@ DV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 	return q;
 }
 
+/* DROCE_VERBS_STATS=1: a QP's counters on stderr when it goes away. */
+static void print_stats(const struct dv_qp *qp)
+{
+	struct droce_qp_stats s;
+	if (droce_qp_get_stats(qp->dqp, &s))
+		return;
+	fprintf(stderr,
+		"droce: QP 0x%06x: tx %llu pkts, rx %llu pkts, retransmits %llu (timeout %llu, NAK %llu), "
+		"RNR sent/rcvd %llu/%llu, dup %llu, out-of-seq %llu, drops %llu\n",
+		qp->ibqp.qp_num, (unsigned long long)s.tx_pkts, (unsigned long long)s.rx_pkts,
+		(unsigned long long)s.retrans_pkts, (unsigned long long)s.retrans_timeout,
+		(unsigned long long)s.retrans_nak, (unsigned long long)s.rnr_nak_sent,
+		(unsigned long long)s.rnr_nak_rcvd, (unsigned long long)s.dup_reqs,
+		(unsigned long long)s.out_of_seq, (unsigned long long)s.drops);
+}
+
 DV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 {
 	if (!ibqp)
@@ -150,6 +167,8 @@ DV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	struct dv_qp *qp = (struct dv_qp *)ibqp;
 	struct dv_context *c = qp->c;
 	dv_lock(c);
+	if (c->dev->stats)
+		print_stats(qp);
 	int r = droce_destroy_qp(qp->dqp);
 	dv_unlock(c);
 	if (r)
