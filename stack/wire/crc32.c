@@ -51,6 +51,14 @@ droce_crc32_fn *droce_crc32_select(void)
 	return droce_crc32_have_vpclmul() ? droce_crc32_vpclmul : droce_crc32_isal;
 }
 
+uint32_t droce_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len)
+{
+	if (droce_crc32_have_vpclmul())
+		return droce_crc32_copy_vpclmul(crc, dst, src, len);
+	memcpy(dst, src, len);
+	return droce_crc32_isal(crc, src, len);
+}
+
 const char *droce_crc32_name(droce_crc32_fn *fn)
 {
 	return fn == droce_crc32_vpclmul ? "vpclmul" : "isal";
