@@ -182,7 +182,11 @@ crc_body(uint32_t crc, const void *data, size_t len, uint8_t *dst)
 			memcpy(q, p, (size_t)(end - p));
 		x = fold_tail(x, end, (size_t)(end - p), k128);
 	}
-	return ~reduce128(x);
+	uint32_t r = ~reduce128(x);
+	/* Leave the upper register halves clean for the caller's SSE code
+	 * (the compiler adds this itself only when optimising). */
+	_mm256_zeroupper();
+	return r;
 }
 
 TARGET uint32_t droce_crc32_vpclmul(uint32_t crc, const void *data, size_t len)
