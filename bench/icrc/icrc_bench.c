@@ -252,6 +252,57 @@ int main(int argc, char **argv)
 		       best[P_BY8], best[P_ZLIB], best[P_VPCLMUL] / best[P_ISAL], best[P_VPCLMUL] / best[P_BY8]);
 	}
 	free(buf);
+
+	/* Receive placement: CRC then copy (two passes over the frame: what
+	 * the responder does after the ICRC check) vs the fused CRC-and-copy,
+	 * vs memcpy alone (the floor), 4 KB frames from a ring of WS bytes:
+	 * 64 KB stays in cache, 16 MB does not. */
+	if (droce_crc32_have_vpclmul() && !getenv("DROCE_BENCH_NO_VPCLMUL")) {
+		printf("# CRC + copy of 4 KB frames into a 4 KB-slot MR ring, GB/s (best of %u rounds)\n",
+		       rounds);
+		printf("%9s %12s %12s %12s %9s\n", "ws", "crc+memcpy", "fused", "memcpy", "fused_vs");
+		static const size_t ws[] = { 64u << 10, 16u << 20 };
+		for (size_t w = 0; w < 2; w++) {
+			uint8_t *src = aligned_alloc(4096, ws[w]), *dst = aligned_alloc(4096, ws[w]);
+			if (!src || !dst)
+				return 1;
+			for (size_t i = 0; i < ws[w]; i++)
+				src[i] = (uint8_t)(i * 13u + 3);
+			memset(dst, 0, ws[w]);
+			double best[3] = { 0, 0, 0 };
+			for (unsigned rd = 0; rd < rounds; rd++)
+				for (int k = 0; k < 3; k++) {
+					uint64_t n = 0;
+					uint32_t acc = 0;
+					size_t off = 0;
+					double t0 = now_s(), t;
+					do {
+						for (int rep = 0; rep < 64; rep++) {
+							if (k == 0) {
+								acc += droce_crc32_vpclmul(0, src + off, 4096);
+								memcpy(dst + off, src + off, 4096);
+							} else if (k == 1) {
+								acc += droce_crc32_copy_vpclmul(0, dst + off, src + off, 4096);
+							} else {
+								memcpy(dst + off, src + off, 4096);
+								acc += dst[off];
+							}
+							off = (off + 4096) % ws[w];
+						}
+						n += 64;
+						t = now_s() - t0;
+					} while (t < secs);
+					sink += acc;
+					double g = (double)n * 4096 / t / 1e9;
+					if (g > best[k])
+						best[k] = g;
+				}
+			printf("%8zuK %12.2f %12.2f %12.2f %8.2fx\n", ws[w] >> 10, best[0], best[1], best[2],
+			       best[1] / best[0]);
+			free(src);
+			free(dst);
+		}
+	}
 	printf("# checksum of all results (keeps the work alive): %08x\n", sink);
 	return 0;
 }

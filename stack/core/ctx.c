@@ -182,7 +182,7 @@ static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64
 {
 	struct droce_pkt pkt;
 	/* The parser's checks, then the ICRC in one CRC call (core/icrc_fast.h). */
-	enum droce_parse_result r = droce_parse(f->data, f->len, &pkt, DROCE_PARSE_F_NO_ICRC);
+	enum droce_parse_result r = droce_parse_rx(f->data, f->len, &pkt);
 	if (r == DROCE_PARSE_OK) {
 		enum droce_l3 kind = pkt.h.net.rocev1 ? DROCE_L3_GRH
 				     : pkt.h.net.ip_version == 4 ? DROCE_L3_IPV4 : DROCE_L3_IPV6;

@@ -31,6 +31,14 @@ uint32_t droce_crc32_isal(uint32_t crc, const void *data, size_t len);
  */
 uint32_t droce_crc32_vpclmul(uint32_t crc, const void *data, size_t len);
 
+/**
+ * Fused CRC-and-copy: copy @p len bytes from @p src to @p dst (which must
+ * not overlap) and return the CRC of them chained on @p crc, reading @p src
+ * once (each 32-byte load feeds both the store and the fold). Only call it
+ * when droce_crc32_have_vpclmul() is true; droce_crc32_copy() dispatches.
+ */
+uint32_t droce_crc32_copy_vpclmul(uint32_t crc, void *dst, const void *src, size_t len);
+
 /** Does this CPU (and OS: AVX state enabled) run droce_crc32_vpclmul? */
 bool droce_crc32_have_vpclmul(void);
 
@@ -53,6 +61,9 @@ static inline uint32_t droce_crc32(uint32_t crc, const void *data, size_t len)
 #endif
 	return droce_crc32_isal(crc, data, len);
 }
+
+/** The fused CRC-and-copy where the CPU has VPCLMULQDQ, else memcpy + ISA-L. */
+uint32_t droce_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len);
 
 /*
  * Folding constants (what stack/wire/crc32_consts.h holds, and how the

@@ -19,6 +19,8 @@
  */
 #include "wire/crc32.h"
 
+#include <string.h>
+
 #if defined(__x86_64__)
 
 #include <immintrin.h>
@@ -88,28 +90,51 @@ TARGET static inline __m128i fold_tail(__m128i x, const uint8_t *end, size_t r, 
 }
 
 /*
+ * Loads for the folding loops. With a destination (the fused CRC-and-copy)
+ * every 32 or 16 bytes loaded are stored there too, so the data is read
+ * once: the copy and the CRC share the load.
+ */
+#define LD256(off) ld256(p + (off), q ? q + (off) : NULL)
+#define LD128(off) ld128(p + (off), q ? q + (off) : NULL)
+
+TARGET static inline __m256i ld256(const uint8_t *s, uint8_t *d)
+{
+	__m256i v = _mm256_loadu_si256((const __m256i *)s);
+	if (d)
+		_mm256_storeu_si256((__m256i *)d, v);
+	return v;
+}
+
+TARGET static inline __m128i ld128(const uint8_t *s, uint8_t *d)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)s);
+	if (d)
+		_mm_storeu_si128((__m128i *)d, v);
+	return v;
+}
+
+/*
  * 32 bytes or more from *pp: fold in 256-bit registers, four accumulators
  * (128 bytes a step) from 256 bytes on, and return one 128-bit lane that
- * stands for everything consumed; *pp moves past it (< 32 bytes remain).
+ * stands for everything consumed; *pp (and *qq, the copy's destination,
+ * when not NULL) move past it (< 32 bytes remain).
  */
-TARGET static inline __m128i fold_wide(const uint8_t **pp, const uint8_t *end, __m128i init,
-				       __m128i k128)
+TARGET static inline __attribute__((always_inline)) __m128i
+fold_wide(const uint8_t **pp, uint8_t **qq, const uint8_t *end, __m128i init, __m128i k128)
 {
 	const uint8_t *p = *pp;
+	uint8_t *q = *qq;
 	const __m256i k2 = k256(DROCE_CRC32_FOLD256_HI, DROCE_CRC32_FOLD256_LO);
-	__m256i y = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)p), _mm256_zextsi128_si256(init));
+	__m256i y = _mm256_xor_si256(LD256(0), _mm256_zextsi128_si256(init));
 
 	if (end - p >= 256) {
 		const __m256i k1024 = k256(DROCE_CRC32_FOLD1024_HI, DROCE_CRC32_FOLD1024_LO);
-		__m256i a0 = y;
-		__m256i a1 = _mm256_loadu_si256((const __m256i *)(p + 32));
-		__m256i a2 = _mm256_loadu_si256((const __m256i *)(p + 64));
-		__m256i a3 = _mm256_loadu_si256((const __m256i *)(p + 96));
-		for (p += 128; end - p >= 128; p += 128) {
-			a0 = _mm256_xor_si256(fold256(a0, k1024), _mm256_loadu_si256((const __m256i *)p));
-			a1 = _mm256_xor_si256(fold256(a1, k1024), _mm256_loadu_si256((const __m256i *)(p + 32)));
-			a2 = _mm256_xor_si256(fold256(a2, k1024), _mm256_loadu_si256((const __m256i *)(p + 64)));
-			a3 = _mm256_xor_si256(fold256(a3, k1024), _mm256_loadu_si256((const __m256i *)(p + 96)));
+		__m256i a0 = y, a1 = LD256(32), a2 = LD256(64), a3 = LD256(96);
+		for (p += 128, q = q ? q + 128 : NULL; end - p >= 128; p += 128, q = q ? q + 128 : NULL) {
+			a0 = _mm256_xor_si256(fold256(a0, k1024), LD256(0));
+			a1 = _mm256_xor_si256(fold256(a1, k1024), LD256(32));
+			a2 = _mm256_xor_si256(fold256(a2, k1024), LD256(64));
+			a3 = _mm256_xor_si256(fold256(a3, k1024), LD256(96));
 		}
 		/* Four accumulators into one in a single multiply's latency:
 		 * each moves to a3's place (768, 512, 256 bits on). */
@@ -119,20 +144,22 @@ TARGET static inline __m128i fold_wide(const uint8_t **pp, const uint8_t *end, _
 			_mm256_xor_si256(fold256(a2, k2), a3));
 	} else {
 		p += 32;
+		q = q ? q + 32 : NULL;
 	}
-	for (; end - p >= 32; p += 32)
-		y = _mm256_xor_si256(fold256(y, k2), _mm256_loadu_si256((const __m256i *)p));
+	for (; end - p >= 32; p += 32, q = q ? q + 32 : NULL)
+		y = _mm256_xor_si256(fold256(y, k2), LD256(0));
 	*pp = p;
+	*qq = q;
 	/* Two lanes into one: the first lane is 128 bits ahead of the second. */
 	return _mm_xor_si128(fold128(_mm256_castsi256_si128(y), k128), _mm256_extracti128_si256(y, 1));
 }
 
-TARGET uint32_t droce_crc32_vpclmul(uint32_t crc, const void *data, size_t len)
+/* The CRC of [data, data + len), copied to @p dst on the way when not NULL. */
+TARGET static inline __attribute__((always_inline)) uint32_t
+crc_body(uint32_t crc, const void *data, size_t len, uint8_t *dst)
 {
-	if (len < MIN_FOLD)
-		return droce_crc32_isal(crc, data, len);
-
 	const uint8_t *p = data;
+	uint8_t *q = dst;
 	const uint8_t *end = p + len;
 	const __m128i k128 = _mm_set_epi64x((long long)DROCE_CRC32_FOLD128_LO,
 					    (long long)DROCE_CRC32_FOLD128_HI);
@@ -142,16 +169,40 @@ TARGET uint32_t droce_crc32_vpclmul(uint32_t crc, const void *data, size_t len)
 	__m128i x;
 
 	if (len >= 32) {
-		x = fold_wide(&p, end, init, k128);
+		x = fold_wide(&p, &q, end, init, k128);
 	} else {
-		x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)p), init);
+		x = _mm_xor_si128(LD128(0), init);
 		p += 16;
+		q = q ? q + 16 : NULL;
 	}
-	for (; end - p >= 16; p += 16)
-		x = _mm_xor_si128(fold128(x, k128), _mm_loadu_si128((const __m128i *)p));
-	if (end != p)
+	for (; end - p >= 16; p += 16, q = q ? q + 16 : NULL)
+		x = _mm_xor_si128(fold128(x, k128), LD128(0));
+	if (end != p) {
+		if (q)
+			memcpy(q, p, (size_t)(end - p));
 		x = fold_tail(x, end, (size_t)(end - p), k128);
-	return ~reduce128(x);
+	}
+	uint32_t r = ~reduce128(x);
+	/* Leave the upper register halves clean for the caller's SSE code
+	 * (the compiler adds this itself only when optimising). */
+	_mm256_zeroupper();
+	return r;
+}
+
+TARGET uint32_t droce_crc32_vpclmul(uint32_t crc, const void *data, size_t len)
+{
+	if (len < MIN_FOLD)
+		return droce_crc32_isal(crc, data, len);
+	return crc_body(crc, data, len, NULL);
+}
+
+TARGET uint32_t droce_crc32_copy_vpclmul(uint32_t crc, void *dst, const void *src, size_t len)
+{
+	if (len < MIN_FOLD) {
+		memcpy(dst, src, len);
+		return droce_crc32_isal(crc, src, len);
+	}
+	return crc_body(crc, src, len, dst);
 }
 
 #else /* not x86-64: never selected (droce_crc32_have_vpclmul() is false) */
@@ -159,6 +210,12 @@ TARGET uint32_t droce_crc32_vpclmul(uint32_t crc, const void *data, size_t len)
 uint32_t droce_crc32_vpclmul(uint32_t crc, const void *data, size_t len)
 {
 	return droce_crc32_isal(crc, data, len);
+}
+
+uint32_t droce_crc32_copy_vpclmul(uint32_t crc, void *dst, const void *src, size_t len)
+{
+	memcpy(dst, src, len);
+	return droce_crc32_isal(crc, src, len);
 }
 
 #endif
