@@ -145,7 +145,7 @@ static void free_queue(struct sim *s, struct port *p)
 	while (p->head) {
 		struct pkt *k = p->head;
 		p->head = k->next;
-		free(k);
+		pkt_free(s, k);
 	}
 }
 
