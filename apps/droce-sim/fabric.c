@@ -145,7 +145,7 @@ static void free_queue(struct sim *s, struct port *p)
 	while (p->head) {
 		struct pkt *k = p->head;
 		p->head = k->next;
-		free(k);
+		pkt_free(s, k);
 	}
 }
 
@@ -171,6 +171,18 @@ void fabric_free(struct sim *s)
 	}
 }
 
+/* Time-weighted queue depth: the time since the last change at the old depth. */
+void port_account(struct sim *s, struct port *p)
+{
+	if (p->node->kind != NODE_SWITCH)
+		return;
+	uint64_t dt = s->now - p->q_since;
+	unsigned b = (unsigned)(p->qbytes * 256 / (s->o.buffer ? s->o.buffer : 1));
+	p->qhist[b > 255 ? 255 : b] += dt;
+	p->qhist_n += dt;
+	p->q_since = s->now;
+}
+
 /* Start the next frame if the port is idle, not paused and has one. */
 static void port_kick(struct sim *s, struct port *p)
 {
@@ -180,6 +192,7 @@ static void port_kick(struct sim *s, struct port *p)
 	p->head = k->next;
 	if (!p->head)
 		p->tail = NULL;
+	port_account(s, p);
 	p->qbytes -= k->len;
 	p->qpkts--;
 	struct node *n = p->node;
@@ -234,9 +247,6 @@ void port_enqueue(struct sim *s, struct port *p, struct pkt *k)
 			return;
 		}
 		uint8_t *ip = k->data + IP_OFF;
-		unsigned b = (unsigned)(p->qbytes * 256 / (s->o.buffer ? s->o.buffer : 1));
-		p->qhist[b > 255 ? 255 : b]++;
-		p->qhist_n++;
 		if (s->o.kmax && (ip[0] >> 4) == 4 && (ip[1] & 3u) && (ip[1] & 3u) != 3u) {
 			bool mark;
 			if (p->qbytes <= s->o.kmin)
@@ -263,6 +273,7 @@ void port_enqueue(struct sim *s, struct port *p, struct pkt *k)
 		}
 	}
 	k->next = NULL;
+	port_account(s, p);
 	if (p->tail)
 		p->tail->next = k;
 	else

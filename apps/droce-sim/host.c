@@ -158,7 +158,7 @@ void hosts_destroy(struct sim *s)
 		while (h->rx_head) {
 			struct pkt *k = h->rx_head;
 			h->rx_head = k->next;
-			free(k);
+			pkt_free(s, k);
 		}
 		free(h->buf);
 		free(h->conns);

@@ -138,6 +138,11 @@ int main(int argc, char **argv)
 			s->wall_s > 0 ? (double)s->frames / s->wall_s / 1e6 : 0.0);
 	if (o->plot && report_plot(s))
 		rc = 1;
+	/* Frames still on a wire go back to the pool before it is freed. */
+	struct event e;
+	while (evq_pop(&s->q, &e))
+		if (e.type == EV_ARRIVE)
+			pkt_free(s, e.pkt);
 	hosts_destroy(s);
 	fabric_free(s);
 	free(s->flows);

@@ -25,7 +25,7 @@ void sim_usage(FILE *out)
 "hosts (real droce contexts):\n"
 "  --mtu BYTES          path MTU 256..4096 (default 4096)\n"
 "  --cc NAME            congestion control: fixed, aimd, dcqcn, swift (default dcqcn)\n"
-"  --timeout-mode M     ibta | adaptive ACK timeout (default: the engine's, adaptive)\n"
+"  --timeout-mode M     ibta | adaptive ACK timeout (default: the engine's, ibta)\n"
 "  --window-tune        the window follows the measured BDP (default: fixed ceiling)\n"
 "run:\n"
 "  --workload W         incast:N:BYTES[:STAGGER_NS]  N senders write BYTES each to host 0\n"

@@ -99,8 +99,9 @@ struct port {
 	bool busy, paused;
 	/* statistics */
 	uint64_t tx_bytes, tx_frames, busy_ns, max_q, drops, marks;
-	uint64_t qhist[256];       /* queue depth seen by arriving packets, buffer/256 buckets */
-	uint64_t qhist_n;
+	uint64_t qhist[256];       /* ns spent at each depth, buffer/256 buckets (time-weighted) */
+	uint64_t qhist_n;          /* ns accounted */
+	uint64_t q_since;          /* time of the last depth change */
 	char name[40];
 };
 
@@ -204,6 +205,7 @@ double sim_uniform(struct sim *s);
 int fabric_build(struct sim *s);
 void fabric_free(struct sim *s);
 void port_enqueue(struct sim *s, struct port *p, struct pkt *k);
+void port_account(struct sim *s, struct port *p);
 void fabric_event(struct sim *s, const struct event *e);
 struct pkt *pkt_alloc(struct sim *s);
 void pkt_free(struct sim *s, struct pkt *k);

@@ -28,6 +28,8 @@
 #define DROCE_DEFAULT_TIMEOUT_MODE 1u
 /** Adaptive timeout floor: a few fabric RTTs, above host poll jitter. */
 #define DROCE_DEFAULT_RTO_MIN_NS 16000u
+/** Adaptive timeout before the first RTT sample (RFC 6298 2.1, datacenter scale). */
+#define DROCE_DEFAULT_RTO_INIT_NS 1000000u
 /** Window tuning's lower bound (the upper is DROCE_DEFAULT_WINDOW_BYTES). */
 #define DROCE_DEFAULT_WINDOW_MIN_BYTES (16u * 1024u)
 #define DROCE_DEFAULT_RETRY_CNT 7u

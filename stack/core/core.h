@@ -278,7 +278,7 @@ static inline uint64_t droce_qp_rto(const struct droce_qp *qp)
 {
 	uint8_t m = qp->timeout_mode ? qp->timeout_mode : qp->ctx->p.timeout_mode;
 	return droce_rtt_timeout(&qp->rtt, m == DROCE_TIMEOUT_ADAPTIVE, qp->ctx->p.rto_min_ns,
-				 qp->timeout_ns);
+				 DROCE_DEFAULT_RTO_INIT_NS, qp->timeout_ns);
 }
 
 /** QPNs 0 and 1 are the IBTA's special QPs; droce's start here. */

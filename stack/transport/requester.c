@@ -71,7 +71,7 @@ void droce_req_rewind(struct droce_qp *qp, uint32_t psn)
 	}
 	qp->rd_inflight = count_rd_inflight(qp);
 	qp->pkts_since_ackreq = 0;
-	droce_rtt_on_rewind(&qp->rtt); /* Karn: no sample across a retransmission round */
+	droce_rtt_on_rewind(&qp->rtt, psn); /* Karn: PSNs from here are sent again */
 	droce_qp_kick(qp);
 }
 

@@ -25,9 +25,15 @@ void droce_rtt_on_send(struct droce_rtt *r, uint32_t psn, uint64_t now)
 	r->count++;
 }
 
-void droce_rtt_on_rewind(struct droce_rtt *r)
+void droce_rtt_on_rewind(struct droce_rtt *r, uint32_t psn)
 {
-	r->head = r->count = 0;
+	/* The ring is in PSN order: drop from the newest back to @p psn. */
+	while (r->count) {
+		uint32_t last = (r->head + r->count - 1) % DROCE_RTT_RING;
+		if (droce_psn_diff(r->psn[last], psn) < 0)
+			break;
+		r->count--;
+	}
 }
 
 void droce_rtt_on_timeout(struct droce_rtt *r)
@@ -75,11 +81,11 @@ uint64_t droce_rtt_on_ack(struct droce_rtt *r, uint32_t una, uint64_t now)
 }
 
 uint64_t droce_rtt_timeout(const struct droce_rtt *r, bool adaptive, uint64_t floor,
-			   uint64_t ceiling)
+			   uint64_t init, uint64_t ceiling)
 {
-	if (!adaptive || !r->samples || !ceiling)
+	if (!adaptive || !ceiling)
 		return ceiling;
-	uint64_t rto = r->srtt_ns + 4 * r->rttvar_ns;
+	uint64_t rto = r->samples ? r->srtt_ns + 4 * r->rttvar_ns : init;
 	if (rto < floor)
 		rto = floor;
 	for (uint32_t i = 0; i < r->backoff && rto < ceiling; i++)

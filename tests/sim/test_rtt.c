@@ -33,23 +33,24 @@ static void test_timeout_bounds(void **state)
 	struct droce_rtt r;
 	droce_rtt_init(&r);
 	uint64_t ceil = 4096ull << 14;
-	/* No sample yet, or ibta mode: the IBTA value. */
-	assert_int_equal(droce_rtt_timeout(&r, true, 16000, ceil), ceil);
+	/* No sample yet: the initial value; ibta mode: the IBTA value. */
+	assert_int_equal(droce_rtt_timeout(&r, true, 16000, 1000000, ceil), 1000000);
+	assert_int_equal(droce_rtt_timeout(&r, true, 16000, 1000000, 500000), 500000);
 	droce_rtt_sample(&r, 5000);
-	assert_int_equal(droce_rtt_timeout(&r, false, 16000, ceil), ceil);
+	assert_int_equal(droce_rtt_timeout(&r, false, 16000, 1000000, ceil), ceil);
 	/* 5000 + 4 * 2500 = 15000: below the floor. */
-	assert_int_equal(droce_rtt_timeout(&r, true, 16000, ceil), 16000);
-	assert_int_equal(droce_rtt_timeout(&r, true, 1000, ceil), 15000);
+	assert_int_equal(droce_rtt_timeout(&r, true, 16000, 1000000, ceil), 16000);
+	assert_int_equal(droce_rtt_timeout(&r, true, 1000, 1000000, ceil), 15000);
 	/* 0 = no timer at all, in any mode. */
-	assert_int_equal(droce_rtt_timeout(&r, true, 16000, 0), 0);
+	assert_int_equal(droce_rtt_timeout(&r, true, 16000, 1000000, 0), 0);
 	/* Back-off doubles, up to the ceiling; a new sample ends it. */
 	droce_rtt_on_timeout(&r);
-	assert_int_equal(droce_rtt_timeout(&r, true, 1000, ceil), 30000);
+	assert_int_equal(droce_rtt_timeout(&r, true, 1000, 1000000, ceil), 30000);
 	for (int i = 0; i < 16; i++)
 		droce_rtt_on_timeout(&r);
-	assert_int_equal(droce_rtt_timeout(&r, true, 1000, ceil), ceil);
+	assert_int_equal(droce_rtt_timeout(&r, true, 1000, 1000000, ceil), ceil);
 	droce_rtt_sample(&r, 5000);
-	assert_true(droce_rtt_timeout(&r, true, 1000, ceil) < 20000);
+	assert_true(droce_rtt_timeout(&r, true, 1000, 1000000, ceil) < 20000);
 }
 
 /* A sample comes from the newest timed PSN an ACK covers; a rewind
@@ -64,9 +65,14 @@ static void test_ring_and_karn(void **state)
 	assert_int_equal(droce_rtt_on_ack(&r, 15, 9000), 0);   /* PSN 15 not yet covered */
 	assert_int_equal(droce_rtt_on_ack(&r, 32, 10000), 8000); /* covers 15 and 31: newest 31 */
 	assert_int_equal(r.samples, 1);
-	droce_rtt_on_rewind(&r);
-	assert_int_equal(droce_rtt_on_ack(&r, 48, 50000), 0);  /* 47 was forgotten */
-	assert_int_equal(r.samples, 1);
+	droce_rtt_on_send(&r, 63, 40000);
+	droce_rtt_on_rewind(&r, 50);                            /* 50.. go again: 63 forgotten */
+	assert_int_equal(droce_rtt_on_ack(&r, 48, 50000), 47000); /* 47 was before the rewind */
+	assert_int_equal(droce_rtt_on_ack(&r, 64, 51000), 0);     /* 63 is ambiguous: no sample */
+	assert_int_equal(r.samples, 2);
+	droce_rtt_on_send(&r, 70, 52000);
+	droce_rtt_on_rewind(&r, 70);
+	assert_int_equal(r.count, 0);
 	/* PSN wrap: 0xFFFFFF sent, una 2 covers it. */
 	droce_rtt_on_send(&r, 0xFFFFFFu, 60000);
 	assert_int_equal(droce_rtt_on_ack(&r, 2, 61000), 1000);
