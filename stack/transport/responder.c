@@ -255,6 +255,12 @@ static enum resp_state chk_length(struct resp_ctx *c)
 	} else if (c->plen != mtu) {
 		return RESPST_ERR_INVALID_REQ;
 	}
+	/* 9.2.2: payload + PadCnt is 4-aligned: the last packet pads its own
+	 * length, the others (exactly one PMTU) none. A PadCnt that does not
+	 * fit the length is a malformed packet (rxe: ERR_LENGTH). */
+	uint8_t want_pad = (f & DROCE_OPF_LAST) ? (uint8_t)((4u - (c->plen & 3u)) & 3u) : 0;
+	if (c->pkt->h.bth.pad != want_pad)
+		return RESPST_ERR_INVALID_REQ;
 	if (f & DROCE_OPF_WRITE) {
 		uint32_t left = (f & DROCE_OPF_FIRST) ? c->pkt->h.ext.reth.dma_len : qp->tp.wr_left;
 		if (c->plen > left)
