@@ -11,7 +11,7 @@
 
 void droce_qp_rtt_ack(struct droce_qp *qp, uint64_t bytes, uint64_t now)
 {
-	uint64_t rtt = droce_rtt_on_ack(&qp->rtt, qp->una_psn, now);
+	uint64_t rtt = droce_rtt_on_ack(&qp->rtt, qp->tp.una_psn, now);
 	if (rtt && qp->cc->on_rtt)
 		qp->cc->on_rtt(&qp->ccs, rtt, now);
 	const struct droce_ctx_params *p = &qp->ctx->p;

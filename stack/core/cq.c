@@ -53,21 +53,6 @@ int droce_destroy_cq(struct droce_cq *cq)
 	return 0;
 }
 
-int droce_cq_push(struct droce_cq *cq, const struct droce_wc *wc)
-{
-	if (cq->count == cq->depth) {
-		cq->overflow = true;
-		cq->overflows++;
-		return -EOVERFLOW;
-	}
-	uint32_t slot = cq->head + cq->count;
-	if (slot >= cq->depth)
-		slot -= cq->depth;
-	cq->ring[slot] = *wc;
-	cq->count++;
-	return 0;
-}
-
 int droce_poll_cq(struct droce_cq *cq, int n, struct droce_wc *wc)
 {
 	if (!cq || n < 0 || (n > 0 && !wc))

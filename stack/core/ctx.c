@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The context and its poll loop: RX burst -> parse -> QP lookup ->
- * responder/completer; timers; round-robin TX over QPs with work; flush.
+ * The context and its poll loop: RX burst -> parse -> QP lookup -> the
+ * QP's transport (droce_tp_rx); timers due (droce_tp_timers); round-robin TX
+ * over QPs with work (droce_tp_tx); flush. core/ dispatches and schedules:
+ * after each call it reads what the transport asked for (a turn on the
+ * link: tp.kick; a deadline: droce_tp_deadline) instead of being called back.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -153,6 +156,17 @@ void droce_qp_kick(struct droce_qp *qp)
 	ctx->ready_tail = qp;
 }
 
+/* What the transport asked for during a call into it: a turn on the link,
+ * a timer. */
+static inline void after_tp(struct droce_ctx *ctx, struct droce_qp *qp)
+{
+	if (qp->tp.kick) {
+		qp->tp.kick = false;
+		droce_qp_kick(qp);
+	}
+	droce_ctx_timer_at(ctx, droce_tp_deadline(&qp->tp));
+}
+
 static struct droce_qp *ready_pop(struct droce_ctx *ctx)
 {
 	struct droce_qp *qp = ctx->ready_head;
@@ -210,7 +224,7 @@ static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64
 	}
 	enum droce_service svc = droce_opcode_service(pkt.h.bth.opcode);
 	if (svc == DROCE_SVC_CNP) {
-		droce_comp_cnp(qp, now);
+		droce_tp_rx(qp, &pkt, now);
 		ctx->stats.drop[DROCE_DROP_CNP_HANDLED]++;
 		return;
 	}
@@ -230,10 +244,8 @@ static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64
 		droce_ctx_drop(ctx, qp, DROCE_DROP_SRC_IP);
 		return;
 	}
-	if (pkt.op->flags & DROCE_OPF_REQ)
-		droce_resp_rx(qp, &pkt, now);
-	else
-		droce_comp_rx(qp, &pkt, now);
+	droce_tp_rx(qp, &pkt, now);
+	after_tp(ctx, qp);
 }
 
 static void run_timers(struct droce_ctx *ctx, uint64_t now)
@@ -243,25 +255,12 @@ static void run_timers(struct droce_ctx *ctx, uint64_t now)
 	ctx->timer_min = UINT64_MAX;
 	for (uint32_t i = 0; i < ctx->qp_hi; i++) {
 		struct droce_qp *qp = ctx->qps[i];
-		if (qp && (qp->rto_deadline || qp->rnr_deadline || qp->pace_deadline))
-			droce_req_timers(qp, now);
+		if (!qp)
+			continue;
+		if (droce_tp_deadline(&qp->tp) <= now)
+			droce_tp_timers(qp, now);
+		after_tp(ctx, qp);
 	}
-}
-
-/* One QP's turn: responder output first (ACKs, READ responses: they are
- * answers the peer waits for), then the requester. */
-static enum droce_tx_result qp_tx(struct droce_qp *qp, uint64_t now, unsigned quota,
-				  unsigned *sent)
-{
-	unsigned n = 0;
-	enum droce_tx_result r = droce_resp_tx(qp, now, quota, &n);
-	*sent = n;
-	if (r != DROCE_TX_IDLE)
-		return r;
-	unsigned m = 0;
-	r = droce_req_tx(qp, now, quota - n, &m);
-	*sent += m;
-	return r;
 }
 
 unsigned droce_ctx_poll(struct droce_ctx *ctx, uint64_t now)
@@ -284,13 +283,15 @@ unsigned droce_ctx_poll(struct droce_ctx *ctx, uint64_t now)
 		struct droce_qp *qp = ctx->ready_head;
 		unsigned quota = budget - ntx < ctx->p.burst ? budget - ntx : ctx->p.burst;
 		unsigned sent = 0;
-		enum droce_tx_result r = qp_tx(qp, now, quota, &sent);
+		enum droce_tx_result r = droce_tp_tx(qp, now, quota, &sent);
 		ntx += sent;
 		if (r == DROCE_TX_BUSY) {
 			ctx->stats.tx_busy++;
 			break;
 		}
 		ready_pop(ctx);
+		qp->tp.kick = false; /* it had its turn; MORE puts it back */
+		droce_ctx_timer_at(ctx, droce_tp_deadline(&qp->tp)); /* pacing set while sending */
 		if (r == DROCE_TX_MORE) {
 			droce_qp_kick(qp);
 			if (!sent)
@@ -311,12 +312,9 @@ uint64_t droce_ctx_next_deadline(const struct droce_ctx *ctx)
 		const struct droce_qp *qp = ctx->qps[i];
 		if (!qp)
 			continue;
-		if (qp->rto_deadline && qp->rto_deadline < t)
-			t = qp->rto_deadline;
-		if (qp->rnr_deadline && qp->rnr_deadline < t)
-			t = qp->rnr_deadline;
-		if (qp->pace_deadline && qp->pace_deadline < t)
-			t = qp->pace_deadline;
+		uint64_t d = droce_tp_deadline(&qp->tp);
+		if (d < t)
+			t = d;
 	}
 	return t;
 }

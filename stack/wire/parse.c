@@ -55,8 +55,7 @@ parse_ipv4(struct droce_pkt *p, size_t *end, bool full)
 	n->ip_id = droce_get_be16(ip + 4);
 	n->ttl = ip[8];
 	n->flow_label = 0;
-	if (full)
-		memcpy(n->src_ip, ip + 12, 4);
+	memcpy(n->src_ip, ip + 12, 4); /* the engine's source check reads it */
 	memcpy(n->dst_ip, ip + 16, 4);
 	if (ip[9] != DROCE_IPPROTO_UDP)
 		return DROCE_PARSE_NOT_ROCE;
@@ -105,8 +104,7 @@ parse_ipv6(struct droce_pkt *p, size_t *end, bool full)
 	n->flow_label = vtf & 0xFFFFFu;
 	n->ttl = ip[7];
 	n->ip_id = 0;
-	if (full)
-		memcpy(n->src_ip, ip + 8, 16);
+	memcpy(n->src_ip, ip + 8, 16);
 	memcpy(n->dst_ip, ip + 24, 16);
 	if (n->rocev1) {
 		if (ip[6] != DROCE_GRH_NEXT_BTH)

@@ -87,8 +87,9 @@ enum droce_parse_result droce_parse(const uint8_t *frame, size_t len,
  * The receive path's parse: the same checks in the same order and the same
  * result as droce_parse(frame, len, pkt, DROCE_PARSE_F_NO_ICRC) (the caller
  * checks the ICRC: core/icrc_fast.h), without clearing the whole view and
- * without decoding what the engine never reads: h.net.dst_mac, src_mac and
- * src_ip are left as they were (undefined). Everything else is as
+ * without decoding what the engine never reads: h.net.dst_mac and src_mac
+ * are left as they were (undefined); src_ip is decoded (the context drops an
+ * RC packet whose source is not the QP's peer). Everything else is as
  * droce_parse() sets it, unused extension fields zero
  * (tests/unit/wire/test_parse_rx.c, tests/fuzz/fuzz_parse.c).
  */

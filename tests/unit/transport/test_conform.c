@@ -28,6 +28,9 @@
 
 #include "check.h"
 #include "pair.h"
+#include "wire/build.h"
+#include "wire/bytes.h"
+#include "wire/icrc.h"
 
 #define BUF 65536
 #define RUN_NS (100ull * 1000 * 1000)
@@ -323,6 +326,45 @@ static void test_dma_len_over_2g_before_rkey(void **state)
 	expect_nak(f, 0, DROCE_NAK_INVALID_REQ, f->E);
 }
 
+/* C9-?/9.2.2: payload plus PadCnt is a multiple of 4, so the last packet's
+ * PadCnt is (-length) & 3 and the others' 0 (rxe checks it on WRITEs). A
+ * WRITE ONLY of 7 bytes that says PadCnt 0 (the frame cut to 7 payload
+ * bytes, lengths and ICRC made right) is a length error: NAK invalid
+ * request, nothing written. */
+static void test_write_pad_mismatch(void **state)
+{
+	struct fx *f = *state;
+	struct droce_hdrs h;
+	uint8_t buf[256];
+	pair_hdrs(&f->p, SIDE_A, &h, DROCE_OP_RC_RDMA_WRITE_ONLY, f->bqpn, f->E);
+	h.payload_len = 8;
+	h.ext.reth.va = f->rb;
+	h.ext.reth.rkey = f->bmr->rkey;
+	h.ext.reth.dma_len = 7;
+	size_t hl = droce_build_hdrs(buf, sizeof(buf), &h);
+	assert_true(hl > 0);
+	memcpy(buf + hl, f->payload, 7);
+	size_t l3 = droce_build_l3_off(&h);
+	uint8_t *ip = buf + l3, *udp = ip + 20;
+	assert_int_equal(ip[0] >> 4, 4);
+	droce_put_be16(ip + 2, (uint16_t)(droce_get_be16(ip + 2) - 1));
+	droce_put_be16(udp + 4, (uint16_t)(droce_get_be16(udp + 4) - 1));
+	ip[10] = ip[11] = 0;
+	uint32_t sum = 0;
+	for (unsigned i = 0; i < 20; i += 2)
+		sum += (uint32_t)ip[i] << 8 | ip[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xFFFFu) + (sum >> 16);
+	droce_put_be16(ip + 10, (uint16_t)~sum);
+	assert_int_equal(buf[hl - 12 - 16 + 1] & 0x30, 0); /* BTH byte 1: PadCnt 0 */
+	uint32_t crc = droce_icrc_begin(ip, DROCE_L3_IPV4, hl + 7 - l3);
+	droce_icrc_store(buf + hl + 7, crc);
+	assert_int_equal(pair_inject_raw(&f->p, SIDE_A, buf, (uint32_t)(hl + 7 + 4)), 0);
+	expect_nak(f, 0, DROCE_NAK_INVALID_REQ, f->E);
+	for (size_t i = 0; i < 8; i++)
+		assert_int_equal(f->b[i], 0xBB);
+}
+
 static void set_b_max_dest(struct fx *f, uint8_t n)
 {
 	struct droce_qp_attr a;
@@ -542,6 +584,7 @@ int main(void)
 		T(test_reserved_nak_code),
 		T(test_qp_access_refuses_with_invalid_request),
 		T(test_dma_len_over_2g_before_rkey),
+		T(test_write_pad_mismatch),
 		T(test_max_dest_rd_atomic_zero_refuses_read),
 		T(test_dup_read_other_range_dropped),
 		T(test_replay_ring_sized_by_max_dest),

@@ -42,9 +42,10 @@ static void same(const uint8_t *f, size_t len)
 	/* The fields droce_parse_rx leaves alone, taken from the full parse. */
 	memcpy(b.h.net.dst_mac, a.h.net.dst_mac, 6);
 	memcpy(b.h.net.src_mac, a.h.net.src_mac, 6);
-	memcpy(b.h.net.src_ip, a.h.net.src_ip, 16);
-	if (a.h.net.ip_version == 4)
+	if (a.h.net.ip_version == 4) { /* IPv4 addresses fill 4 of the 16 bytes */
+		memcpy(b.h.net.src_ip + 4, a.h.net.src_ip + 4, 12);
 		memcpy(b.h.net.dst_ip + 4, a.h.net.dst_ip + 4, 12);
+	}
 	const char *d = droce_hdrs_diff(&a.h, &b.h);
 	if (d)
 		fail_msg("len %zu opcode 0x%02x: %s differs", len, a.h.bth.opcode, d);
