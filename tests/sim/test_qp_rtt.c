@@ -19,7 +19,8 @@
 #include "cc/cc.h"
 #include "wire/opcode.h"
 
-#define DELAY 5000u     /* one way: RTT 10 us */
+#define DELAY 5000u
+#define DROCE_CNP_INTERVAL_NS_TEST 50000u /* the paper's N; core.h DROCE_CNP_INTERVAL_NS */     /* one way: RTT 10 us */
 #define LEN (64u * 1024u) /* 64 packets at MTU 1024: AckReq on 16, 32, 48, 64 */
 
 struct bed {
@@ -141,6 +142,61 @@ static void test_knobs(void **state)
 	pair_fini(&p);
 }
 
+/* DCQCN's notification point (Zhu et al. 3.1; core.h droce_qp_ecn_ce): with
+ * every request marked CE, the responder sends at most one CNP per 50 us,
+ * and one in every 50 us window while marked packets keep coming; the
+ * reaction point, paced by them, still delivers everything. */
+static void test_np_cnp_spacing(void **state)
+{
+	struct pair p;
+	struct pair_opts po = {.cc = "dcqcn"};
+	pair_init(&p, &po);
+	struct conn c;
+	struct conn_opts o;
+	conn_opts_default(&o);
+	pair_connect(&p, &c, &o);
+	struct droce_impair_rule r = {.action = DROCE_IMPAIR_MARK_ECN};
+	assert_int_equal(droce_impair_add_rule(p.imp[A_TO_B], &r), 0);
+	enum { BIG = 1024 * 1024 };
+	struct droce_mr *a = pair_mr(&p, SIDE_A, BIG, DROCE_ACCESS_LOCAL_WRITE, 1);
+	struct droce_mr *b = pair_mr(&p, SIDE_B, BIG, DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE, 0);
+	assert_int_equal(post_rdma(c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, 1, a, 0, BIG, (uintptr_t)b->addr,
+				   b->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	struct droce_wc wc;
+	assert_int_equal(pair_wait(&p, c.scq[SIDE_A], 1, &wc, 10ull * 1000 * 1000 * 1000), 1);
+	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	/* The paper's NP replayed over the marked requests as sent (the link
+	 * has no delay): a CNP for a marked packet unless one went out less
+	 * than 50 us before. */
+	uint64_t last = 0, first_req = UINT64_MAX, last_req = 0, np_last = 0;
+	unsigned n = 0, expect = 0;
+	for (unsigned i = 0; i < p.nrec; i++) {
+		const struct pkt_rec *k = &p.rec[i];
+		if (k->dir == A_TO_B && k->opcode != DROCE_OP_CNP) {
+			first_req = k->now < first_req ? k->now : first_req;
+			last_req = k->now;
+			if (!expect || k->now - np_last >= DROCE_CNP_INTERVAL_NS_TEST) {
+				expect++;
+				np_last = k->now;
+			}
+		}
+		if (k->dir != B_TO_A || k->opcode != DROCE_OP_CNP)
+			continue;
+		if (n)
+			assert_true(k->now - last >= DROCE_CNP_INTERVAL_NS_TEST);
+		last = k->now;
+		n++;
+	}
+	uint64_t span = last_req - first_req;
+	printf("%u CNPs (the paper's NP: %u) over %llu ns of marked requests\n", n, expect,
+	       (unsigned long long)span);
+	assert_true(n >= 2);
+	assert_true(n <= span / DROCE_CNP_INTERVAL_NS_TEST + 1);
+	assert_true(n + 1 >= expect && n <= expect + 1);
+	assert_int_equal(qp_stats(c.qp[SIDE_A]).cnp_rcvd, n);
+	pair_fini(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest t[] = {
@@ -148,6 +204,7 @@ int main(void)
 		cmocka_unit_test(test_tail_adaptive),
 		cmocka_unit_test(test_tail_ibta),
 		cmocka_unit_test(test_knobs),
+		cmocka_unit_test(test_np_cnp_spacing),
 	};
 	return cmocka_run_group_tests(t, NULL, NULL);
 }
