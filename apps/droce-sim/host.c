@@ -111,7 +111,7 @@ int hosts_create(struct sim *s)
 		h->id = i;
 		h->node = &s->hnodes[i];
 		h->node->host = h;
-		h->poll_at = UINT64_MAX;
+		h->poll_at = h->timer_at = UINT64_MAX;
 		h->ip = ip_of_host(i);
 		struct droce_ctx_params p;
 		droce_ctx_params_init(&p);
@@ -291,12 +291,27 @@ void host_deliver(struct sim *s, struct host *h, struct pkt *k)
 	host_wake(s, h, s->now);
 }
 
+/*
+ * Two kinds of wake-up, so the queue holds at most one live deadline event
+ * per host: a poll now (a frame arrived, the NIC drained, work was posted),
+ * at most one per host per instant; and a poll at the context's next
+ * deadline, pushed only when it is earlier than the one already pending (a
+ * deadline that moved later is caught by the earlier event, which polls
+ * and reschedules). Events superseded this way are skipped when they pop.
+ */
 void host_wake(struct sim *s, struct host *h, uint64_t t)
 {
-	if (t >= h->poll_at)
+	if (t <= s->now) {
+		if (h->poll_at == s->now)
+			return;
+		h->poll_at = s->now;
+		evq_push(&s->q, s->now, EV_POLL, h, NULL, 0);
 		return;
-	h->poll_at = t;
-	evq_push(&s->q, t, EV_POLL, h, NULL, 0);
+	}
+	if (t >= h->timer_at)
+		return;
+	h->timer_at = t;
+	evq_push(&s->q, t, EV_POLL, h, NULL, 1);
 }
 
 void host_nic_drained(struct sim *s, struct host *h)
