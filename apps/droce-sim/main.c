@@ -49,6 +49,8 @@ static void run(struct sim *s)
 	while (evq_pop(&s->q, &e)) {
 		if (s->o.duration && e.t > s->o.duration) {
 			s->now = s->o.duration;
+			if (e.type == EV_ARRIVE)
+				pkt_free(s, e.pkt); /* the rest go back at exit */
 			break;
 		}
 		s->now = e.t;
