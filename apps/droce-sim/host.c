@@ -20,7 +20,8 @@
 #define NIC_DEPTH 16u
 #define WC_BATCH 32
 #define SIM_BUF (64u * 1024u)
-#define RECV_DEPTH 256u
+#define RECV_DEPTH 64u    /* WRITE with immediate (allreduce) takes one per message */
+#define SEND_DEPTH 128u   /* workload.c keeps at most MAX_OUT = 128 WRs posted */
 
 static int sim_tx(void *link, const struct droce_tx_frame *f, uint64_t now)
 {
@@ -132,11 +133,15 @@ int hosts_create(struct sim *s)
 			p.timeout_mode = strcmp(s->o.timeout_mode, "adaptive") == 0
 						 ? DROCE_TIMEOUT_ADAPTIVE : DROCE_TIMEOUT_IBTA;
 		p.window_tune = s->o.window_tune;
+		p.max_mrs = 16; /* one MR per host */
 		h->ctx = droce_ctx_create(&p);
 		if (!h->ctx)
 			return -errno;
-		h->scq = droce_create_cq(h->ctx, 65536);
-		h->rcq = droce_create_cq(h->ctx, 65536);
+		/* Drained after every poll, which completes at most 2 bursts of
+		 * ACKs, each covering at most ACK_COALESCE WRs: 16 K is ample (an
+		 * overflow would show as wc_errors, never silently). */
+		h->scq = droce_create_cq(h->ctx, 16384);
+		h->rcq = droce_create_cq(h->ctx, 16384);
 		h->buflen = SIM_BUF;
 		h->buf = calloc(1, h->buflen);
 		if (!h->scq || !h->rcq || !h->buf)
@@ -177,11 +182,17 @@ static enum droce_mtu mtu_enum(unsigned b)
 	}
 }
 
+/* Queues sized to what the workloads use: a 64-host all-to-all has 126 QPs
+ * per host, and the defaults (256 WRs, 256 inline bytes a slot) would cost
+ * ~150 KB each. */
 static struct droce_qp *make_qp(struct host *h)
 {
 	struct droce_qp_init_attr ia = {.send_cq = h->scq, .recv_cq = h->rcq};
-	ia.cap.max_send_wr = 256;
+	ia.cap.max_send_wr = SEND_DEPTH;
 	ia.cap.max_recv_wr = RECV_DEPTH;
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_recv_sge = 1;
+	ia.cap.max_inline_data = 16;
 	return droce_create_qp(h->ctx, &ia);
 }
 
