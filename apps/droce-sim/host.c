@@ -20,7 +20,8 @@
 #define NIC_DEPTH 16u
 #define WC_BATCH 32
 #define SIM_BUF (64u * 1024u)
-#define RECV_DEPTH 256u
+#define RECV_DEPTH 64u    /* WRITE with immediate (allreduce) takes one per message */
+#define SEND_DEPTH 128u   /* workload.c keeps at most MAX_OUT = 128 WRs posted */
 
 static int sim_tx(void *link, const struct droce_tx_frame *f, uint64_t now)
 {
@@ -111,7 +112,7 @@ int hosts_create(struct sim *s)
 		h->id = i;
 		h->node = &s->hnodes[i];
 		h->node->host = h;
-		h->poll_at = UINT64_MAX;
+		h->poll_at = h->timer_at = UINT64_MAX;
 		h->ip = ip_of_host(i);
 		struct droce_ctx_params p;
 		droce_ctx_params_init(&p);
@@ -132,11 +133,15 @@ int hosts_create(struct sim *s)
 			p.timeout_mode = strcmp(s->o.timeout_mode, "adaptive") == 0
 						 ? DROCE_TIMEOUT_ADAPTIVE : DROCE_TIMEOUT_IBTA;
 		p.window_tune = s->o.window_tune;
+		p.max_mrs = 16; /* one MR per host */
 		h->ctx = droce_ctx_create(&p);
 		if (!h->ctx)
 			return -errno;
-		h->scq = droce_create_cq(h->ctx, 65536);
-		h->rcq = droce_create_cq(h->ctx, 65536);
+		/* Drained after every poll, which completes at most 2 bursts of
+		 * ACKs, each covering at most ACK_COALESCE WRs: 16 K is ample (an
+		 * overflow would show as wc_errors, never silently). */
+		h->scq = droce_create_cq(h->ctx, 16384);
+		h->rcq = droce_create_cq(h->ctx, 16384);
 		h->buflen = SIM_BUF;
 		h->buf = calloc(1, h->buflen);
 		if (!h->scq || !h->rcq || !h->buf)
@@ -177,11 +182,17 @@ static enum droce_mtu mtu_enum(unsigned b)
 	}
 }
 
+/* Queues sized to what the workloads use: a 64-host all-to-all has 126 QPs
+ * per host, and the defaults (256 WRs, 256 inline bytes a slot) would cost
+ * ~150 KB each. */
 static struct droce_qp *make_qp(struct host *h)
 {
 	struct droce_qp_init_attr ia = {.send_cq = h->scq, .recv_cq = h->rcq};
-	ia.cap.max_send_wr = 256;
+	ia.cap.max_send_wr = SEND_DEPTH;
 	ia.cap.max_recv_wr = RECV_DEPTH;
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_recv_sge = 1;
+	ia.cap.max_inline_data = 16;
 	return droce_create_qp(h->ctx, &ia);
 }
 
@@ -291,12 +302,27 @@ void host_deliver(struct sim *s, struct host *h, struct pkt *k)
 	host_wake(s, h, s->now);
 }
 
+/*
+ * Two kinds of wake-up, so the queue holds at most one live deadline event
+ * per host: a poll now (a frame arrived, the NIC drained, work was posted),
+ * at most one per host per instant; and a poll at the context's next
+ * deadline, pushed only when it is earlier than the one already pending (a
+ * deadline that moved later is caught by the earlier event, which polls
+ * and reschedules). Events superseded this way are skipped when they pop.
+ */
 void host_wake(struct sim *s, struct host *h, uint64_t t)
 {
-	if (t >= h->poll_at)
+	if (t <= s->now) {
+		if (h->poll_at == s->now)
+			return;
+		h->poll_at = s->now;
+		evq_push(&s->q, s->now, EV_POLL, h, NULL, 0);
 		return;
-	h->poll_at = t;
-	evq_push(&s->q, t, EV_POLL, h, NULL, 0);
+	}
+	if (t >= h->timer_at)
+		return;
+	h->timer_at = t;
+	evq_push(&s->q, t, EV_POLL, h, NULL, 1);
 }
 
 void host_nic_drained(struct sim *s, struct host *h)

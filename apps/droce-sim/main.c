@@ -49,6 +49,8 @@ static void run(struct sim *s)
 	while (evq_pop(&s->q, &e)) {
 		if (s->o.duration && e.t > s->o.duration) {
 			s->now = s->o.duration;
+			if (e.type == EV_ARRIVE)
+				pkt_free(s, e.pkt); /* the rest go back at exit */
 			break;
 		}
 		s->now = e.t;
@@ -56,9 +58,10 @@ static void run(struct sim *s)
 		switch (e.type) {
 		case EV_POLL: {
 			struct host *h = e.obj;
-			if (h->poll_at != e.t)
-				break; /* superseded by an earlier wake-up */
-			h->poll_at = UINT64_MAX;
+			uint64_t *at = e.arg ? &h->timer_at : &h->poll_at;
+			if (*at != e.t)
+				break; /* superseded (host_wake) */
+			*at = UINT64_MAX;
 			host_poll(s, h);
 			break;
 		}

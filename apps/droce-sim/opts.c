@@ -12,7 +12,7 @@ void sim_usage(FILE *out)
 	fprintf(out,
 "usage: droce-sim [options] --workload W\n"
 "fabric:\n"
-"  --hosts N            hosts on one switch (default: what the workload needs, at least 2)\n"
+"  --hosts N            hosts on one switch (default: incast:N needs N+1, others 8)\n"
 "  --leaf-spine L,S,H   L leaves with H hosts each, S spines, ECMP on the UDP source port\n"
 "  --rate GBPS          every link's rate (default 100)\n"
 "  --delay NS           every link's propagation delay (default 1000)\n"
@@ -41,7 +41,8 @@ void sim_usage(FILE *out)
 "output:\n"
 "  --json FILE          summary as one JSON object ('-' = stdout)\n"
 "  --csv DIR            DIR/flows.csv (per-flow rate) and DIR/queues.csv (queue depth)\n"
-"  --plot DIR           PNG plots of both (needs --csv; python3-matplotlib)\n"
+"  --plot DIR           PNG plots of both (python3-matplotlib; the CSV goes to DIR\n"
+"                       too unless --csv names another)\n"
 "  --quiet              no progress or summary on stderr\n"
 "  --help\n");
 }
@@ -216,7 +217,7 @@ int sim_parse_args(struct sim_opts *o, int argc, char **argv)
 	if (optind != argc || !have_wl)
 		goto bad;
 	if (o->plot && !o->csv)
-		goto bad;
+		o->csv = o->plot; /* the plots' data next to them */
 	unsigned need = o->wl == WL_INCAST ? o->wl_n + 1 : 2;
 	if (o->leaves) {
 		if (o->leaves * o->per_leaf < need)

@@ -127,11 +127,11 @@ static void json_flows(struct sim *s, FILE *out, double *jain)
 			retrans = st.retrans_pkts - f->retrans0;
 		}
 		fprintf(out, "%s\n    {\"src\": %u, \"dst\": %u, \"bytes\": %llu, \"done_bytes\": %llu, "
-			"\"start_us\": %.3f, \"goodput_gbps\": %.4f, \"fct_us\": %s%.3f, \"retransmits\": %llu, "
+			"\"start_us\": %.3f, \"goodput_gbps\": %.4f, \"fct_us\": %.3f, \"retransmits\": %llu, "
 			"\"timeouts\": %llu, \"srtt_us\": %.3f, \"rto_us\": %.3f, \"window_bytes\": %llu}",
 			i ? "," : "", f->src, f->dst, (unsigned long long)f->bytes,
 			(unsigned long long)f->done_bytes, (double)f->start / 1e3, gbps,
-			"", f->end ? (double)(f->end - f->start) / 1e3 : -1.0,
+			f->end ? (double)(f->end - f->start) / 1e3 : -1.0,
 			(unsigned long long)retrans, (unsigned long long)qs.retrans_timeout,
 			(double)qs.rtt_srtt_ns / 1e3, (double)qs.rto_ns / 1e3,
 			(unsigned long long)qs.window_bytes);

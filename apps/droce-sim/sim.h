@@ -137,7 +137,8 @@ struct host {
 	size_t buflen;
 	struct pkt *rx_head, *rx_tail;
 	unsigned rx_count;
-	uint64_t poll_at;          /* UINT64_MAX = none scheduled */
+	uint64_t poll_at;          /* an immediate poll is scheduled at this time (UINT64_MAX: none) */
+	uint64_t timer_at;         /* the earliest deadline poll scheduled (UINT64_MAX: none) */
 	bool nic_full;             /* the engine was told -ENOBUFS: wake it on drain */
 	uint32_t ip;
 	struct conn **conns;       /* connections with this host as sender */

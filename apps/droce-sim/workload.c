@@ -21,7 +21,7 @@
 #include "sim.h"
 
 #define WR_BYTES (64u * 1024u)
-#define MAX_OUT 128u
+#define MAX_OUT 128u /* WRs posted per connection, as perftest's default tx depth */
 
 static int add_flow(struct sim *s, unsigned *cap, unsigned src, unsigned dst, uint64_t bytes,
 		    uint64_t start, bool short_msg, bool imm)
