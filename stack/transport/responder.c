@@ -335,7 +335,8 @@ static enum resp_state execute(struct resp_ctx *c)
 			qp->wr_len = qp->wr_left = pkt->h.ext.reth.dma_len;
 		}
 		if (c->plen) {
-			memcpy(qp->wr_ptr, pkt->payload, c->plen);
+			if (!pkt->placed) /* core/rx_fused.c copied it while checking the ICRC */
+				memcpy(qp->wr_ptr, pkt->payload, c->plen);
 			qp->wr_ptr += c->plen;
 			qp->wr_left -= c->plen;
 		}
