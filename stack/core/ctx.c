@@ -12,6 +12,7 @@
 
 #include "core/core.h"
 #include "core/icrc_fast.h"
+#include "core/rx_fused.h"
 #include "wire/opcode.h"
 
 static const char *const drop_names[] = {
@@ -200,7 +201,9 @@ static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64
 	if (r == DROCE_PARSE_OK) {
 		enum droce_l3 kind = pkt.h.net.rocev1 ? DROCE_L3_GRH
 				     : pkt.h.net.ip_version == 4 ? DROCE_L3_IPV4 : DROCE_L3_IPV6;
-		if (droce_icrc_rx(&ctx->icrc_seeds, f->data + pkt.l3_off, kind, pkt.l3_len - DROCE_ICRC_LEN) != pkt.icrc)
+		int fused = droce_rx_fused(ctx, &pkt, kind); /* core/rx_fused.h */
+		if (fused < 0 || (fused == 0 && droce_icrc_rx(&ctx->icrc_seeds, f->data + pkt.l3_off, kind,
+							       pkt.l3_len - DROCE_ICRC_LEN) != pkt.icrc))
 			r = DROCE_PARSE_BAD_ICRC;
 	}
 

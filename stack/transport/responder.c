@@ -390,7 +390,8 @@ static enum resp_state execute(struct resp_ctx *c)
 			qp->tp.wr_len = qp->tp.wr_left = pkt->h.ext.reth.dma_len;
 		}
 		if (c->plen) {
-			memcpy(qp->tp.wr_ptr, pkt->payload, c->plen);
+			if (!pkt->placed) /* core/rx_fused.c copied it while checking the ICRC */
+				memcpy(qp->tp.wr_ptr, pkt->payload, c->plen);
 			qp->tp.wr_ptr += c->plen;
 			qp->tp.wr_left -= c->plen;
 		}

@@ -183,6 +183,7 @@ parse_core(const uint8_t *frame, size_t len, struct droce_pkt *p, unsigned flags
 		p->op = NULL;
 		p->l3_off = p->bth_off = p->payload_off = p->l3_len = p->icrc = 0;
 		p->payload = NULL;
+		p->placed = false;
 		p->h.payload_len = 0;
 		n->has_vlan = n->rocev1 = false;
 		n->vlan_tci = 0;

@@ -65,6 +65,8 @@ struct droce_pkt {
 	const uint8_t *payload;
 	uint32_t icrc;         /**< as found on the wire (little-endian decoded) */
 	uint32_t l3_len;       /**< IP total length (IPv6/GRH: 40 + payload length) */
+	bool placed;           /**< the engine already copied the payload to its target
+				    (core/rx_fused.h); the parsers set it false */
 };
 
 /** Skip the ICRC check (the caller verifies it some other way). */
