@@ -59,7 +59,6 @@ struct conn {
 	bool any_acked_by_own;
 	bool error_nak;              /* an error NAK either way: completions not derived */
 	bool resp_dead;              /* the side NAKed an error: its responder QP is in ERR */
-	uint64_t last_peer_nak_t;    /* when the peer last NAKed or RNR-NAKed (0: never) */
 	bool timeout_retx;           /* the side resent a request on its own: a timeout */
 	uint8_t timeout;             /* the largest timeout exponent its gaps allow */
 	unsigned max_resends;        /* most timer-driven resends of one PSN */
@@ -809,7 +808,7 @@ static int own_seq(struct dctx *d, size_t idx)
 		return -ENOMEM;
 	if (prev) {
 		d->retrans_own++;
-		const struct fr *pc = rd ? rd : own_frame_at(d, idx, a->conn, psn);
+		const struct fr *pc = prev;
 		if (pc && !crossing && last_trigger(d, idx, a->conn) <= pc->f->t_ns) {
 			/* Not prompted by the peer: the local ACK timer fired.
 			 * Take the largest exponent with 4.096 us * 2^t <= the
@@ -1004,8 +1003,6 @@ static int peer_response(struct dctx *d, struct fr *a)
 	uint32_t psn = a->p.h.bth.psn;
 	if (oi->hdrs & DROCE_HDR_AETH) {
 		uint8_t syn = a->p.h.ext.aeth.syndrome;
-		if ((syn & DROCE_AETH_TYPE_MASK) != DROCE_AETH_ACK)
-			c->last_peer_nak_t = a->f->t_ns;
 		if ((syn & DROCE_AETH_TYPE_MASK) == DROCE_AETH_NAK &&
 		    (syn & DROCE_AETH_VALUE_MASK) != DROCE_NAK_PSN_SEQ_ERR)
 			c->error_nak = true;
