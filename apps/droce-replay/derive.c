@@ -722,7 +722,7 @@ static int crossed_answers(struct dctx *d, const struct fr *prev, size_t idx)
  * The side's request packet at @p idx, in capture order: where it lies in
  * the side's PSN sequence. A packet at the cursor continues it; one behind
  * is a retransmission (go-back-N after a NAK or a timeout, 9.7.6.1.3, or a
- * READ re-requested from mid-message, 9.7.6.1.4: its RETH moved on by the
+ * READ re-requested from mid-message, 9.7.5.1.5: its RETH moved on by the
  * packets already received); one ahead leaves a gap: the packets between
  * were sent and lost before the capture point (netem in front of tcpdump),
  * and droce will send them. A new packet sent after the peer NAKed an
@@ -808,12 +808,11 @@ static int own_seq(struct dctx *d, size_t idx)
 		return -ENOMEM;
 	if (prev) {
 		d->retrans_own++;
-		const struct fr *pc = prev;
-		if (pc && !crossing && last_trigger(d, idx, a->conn) <= pc->f->t_ns) {
+		if (!crossing && last_trigger(d, idx, a->conn) <= prev->f->t_ns) {
 			/* Not prompted by the peer: the local ACK timer fired.
 			 * Take the largest exponent with 4.096 us * 2^t <= the
 			 * gap (9.7.6.1.3), over every such resend. */
-			uint64_t gap = a->f->t_ns - pc->f->t_ns;
+			uint64_t gap = a->f->t_ns - prev->f->t_ns;
 			uint8_t t = 0;
 			while (t < 31 && (4096ull << (t + 1)) <= gap)
 				t++;
