@@ -30,6 +30,80 @@ static uint32_t psn_add(uint32_t a, uint32_t n)
 	return (a + n) & PSN_MASK;
 }
 
+/*
+ * A map from (connection, kind, PSN) to a number, open addressing: derive
+ * looks packets up by PSN for every frame, and interop captures hold tens
+ * of thousands of them.
+ */
+struct hmap {
+	uint64_t *key;               /* key + 1; 0: empty */
+	size_t *val;
+	size_t cap, n;
+};
+
+static uint64_t hkey(int conn, unsigned kind, uint32_t psn)
+{
+	return ((uint64_t)(unsigned)conn << 32 | (uint64_t)kind << 24 | psn) + 1;
+}
+
+static size_t hslot(const struct hmap *h, uint64_t k)
+{
+	size_t i = (size_t)((k * 0x9E3779B97F4A7C15ull) >> 20) & (h->cap - 1);
+	while (h->key[i] && h->key[i] != k)
+		i = (i + 1) & (h->cap - 1);
+	return i;
+}
+
+static size_t *hget(const struct hmap *h, uint64_t k)
+{
+	if (!h->cap)
+		return NULL;
+	size_t i = hslot(h, k);
+	return h->key[i] ? &h->val[i] : NULL;
+}
+
+static int hput(struct hmap *h, uint64_t k, size_t v)
+{
+	if (2 * (h->n + 1) > h->cap) {
+		struct hmap g = { .cap = h->cap ? 2 * h->cap : 1024 };
+		g.key = calloc(g.cap, sizeof(*g.key));
+		g.val = calloc(g.cap, sizeof(*g.val));
+		if (!g.key || !g.val) {
+			free(g.key);
+			free(g.val);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < h->cap; i++)
+			if (h->key[i]) {
+				size_t j = hslot(&g, h->key[i]);
+				g.key[j] = h->key[i];
+				g.val[j] = h->val[i];
+				g.n++;
+			}
+		free(h->key);
+		free(h->val);
+		*h = g;
+	}
+	size_t i = hslot(h, k);
+	if (!h->key[i])
+		h->n++;
+	h->key[i] = k;
+	h->val[i] = v;
+	return 0;
+}
+
+static void hfree(struct hmap *h)
+{
+	free(h->key);
+	free(h->val);
+}
+
+/* hkey kinds */
+#define HK_COUNT_REQ  0u             /* pcount index, requests */
+#define HK_COUNT_RESP 1u             /* pcount index, responses */
+#define HK_OWN_REQ    2u             /* the side's latest request frame at a PSN */
+#define HK_ACC_NAK    3u             /* the side NAKed a request at a PSN for access */
+
 struct fr {
 	const struct droce_rp_frame *f;
 	struct droce_pkt p;
@@ -53,6 +127,8 @@ struct conn {
 	bool nak_pending;            /* the peer NAKed nak_psn; the side has not gone back yet */
 	uint32_t nak_psn;
 	size_t nak_frame;            /* that NAK */
+	uint64_t trig_t;             /* when the side last got a NAK or a READ response (0: never) */
+	size_t trig_frame;
 	uint32_t acked_by_peer;      /* highest PSN the peer acknowledged */
 	bool any_acked_by_peer;
 	uint32_t acked_by_own;
@@ -91,6 +167,7 @@ struct msg {
 	uint64_t wr_id;
 	uint32_t req_seq;            /* region store count when the request executed */
 	bool solicited;
+	size_t first_idx;            /* its first frame */
 	uint32_t resp_next;          /* peer READ: the side's next response PSN */
 	bool resp_started;
 	bool dup_pending;            /* the peer asked again (from dup_psn); the side has not answered */
@@ -140,7 +217,12 @@ struct dctx {
 	unsigned ignored_ud, skipped_cnp[64], nskipped_cnp, retrans_own;
 	uint32_t seq;                /* counts stores into the regions */
 	struct pcount *pc;
-	size_t npc;
+	size_t npc, cappc;
+	struct hmap map;             /* HK_* */
+	size_t *reads;               /* the side's READ request frames */
+	size_t nreads;
+	bool acc_naks_known;
+	size_t capmsgs;
 	struct dlost *lost;
 	size_t nlost;
 	struct { unsigned frame; uint64_t at; } *cross; /* a NAK the side got after frames of its own */
@@ -177,10 +259,14 @@ static int new_conn(struct dctx *d)
 
 static int new_msg(struct dctx *d, int conn, bool own, enum mkind k, const struct fr *f)
 {
-	struct msg *nm = realloc(d->msgs, (d->nmsgs + 1) * sizeof(*nm));
-	if (!nm)
-		return -1;
-	d->msgs = nm;
+	if (d->nmsgs == d->capmsgs) {
+		size_t nc = d->capmsgs ? 2 * d->capmsgs : 64;
+		struct msg *nm = realloc(d->msgs, nc * sizeof(*nm));
+		if (!nm)
+			return -1;
+		d->msgs = nm;
+		d->capmsgs = nc;
+	}
 	struct msg *m = &d->msgs[d->nmsgs];
 	memset(m, 0, sizeof(*m));
 	m->conn = conn;
@@ -188,6 +274,7 @@ static int new_msg(struct dctx *d, int conn, bool own, enum mkind k, const struc
 	m->kind = k;
 	m->first_psn = m->last_psn = f->p.h.bth.psn;
 	m->t_ns = f->f->t_ns;
+	m->first_idx = (size_t)(f - d->fr);
 	return (int)d->nmsgs++;
 }
 
@@ -418,14 +505,18 @@ static struct region *region_of(struct dctx *d, uint32_t rkey)
 /* The side NAKed the peer's request at this PSN on this connection with an access error. */
 static bool access_naked(struct dctx *d, int conn, uint32_t psn)
 {
-	for (size_t i = 0; i < d->nfr; i++) {
-		struct fr *a = &d->fr[i];
-		if (a->role == DROCE_RP_OWN && a->conn == conn && a->p.op &&
-		    (a->p.op->hdrs & DROCE_HDR_AETH) && a->p.h.bth.psn == psn &&
-		    a->p.h.ext.aeth.syndrome == (DROCE_AETH_NAK | DROCE_NAK_REMOTE_ACCESS))
-			return true;
+	if (!d->acc_naks_known) {
+		d->acc_naks_known = true;
+		for (size_t i = 0; i < d->nfr; i++) {
+			struct fr *a = &d->fr[i];
+			if (a->role == DROCE_RP_OWN && a->conn >= 0 && a->p.op &&
+			    (a->p.op->hdrs & DROCE_HDR_AETH) &&
+			    a->p.h.ext.aeth.syndrome == (DROCE_AETH_NAK | DROCE_NAK_REMOTE_ACCESS) &&
+			    hput(&d->map, hkey(a->conn, HK_ACC_NAK, a->p.h.bth.psn), i))
+				return false; /* out of memory: the replay will tell */
+		}
 	}
-	return false;
+	return hget(&d->map, hkey(conn, HK_ACC_NAK, psn)) != NULL;
 }
 
 static int collect_regions(struct dctx *d)
@@ -581,14 +672,11 @@ static int find_msg(struct dctx *d, int conn, bool own, uint32_t psn, bool range
 	return -1;
 }
 
-/* Earlier frame by the side on this connection with this PSN. */
-static const struct fr *own_frame_at(struct dctx *d, size_t before, int conn, uint32_t psn)
+/* The side's latest request frame on this connection with this PSN before the one own_seq() is at. */
+static const struct fr *own_frame_at(struct dctx *d, int conn, uint32_t psn)
 {
-	for (size_t j = before; j-- > 0;)
-		if (d->fr[j].role == DROCE_RP_OWN && d->fr[j].conn == conn && d->fr[j].p.op &&
-		    (d->fr[j].p.op->flags & DROCE_OPF_REQ) && d->fr[j].p.h.bth.psn == psn)
-			return &d->fr[j];
-	return NULL;
+	size_t *v = hget(&d->map, hkey(conn, HK_OWN_REQ, psn));
+	return v ? &d->fr[*v] : NULL;
 }
 
 /* The same packet sent again: what the protocol defines is equal (a
@@ -615,13 +703,20 @@ static enum mkind kind_of(const struct droce_opcode_info *oi, uint8_t opcode)
 
 static unsigned *count_of(struct dctx *d, int conn, bool resp, uint32_t psn)
 {
-	for (size_t i = 0; i < d->npc; i++)
-		if (d->pc[i].conn == conn && d->pc[i].resp == resp && d->pc[i].psn == psn)
-			return &d->pc[i].n;
-	struct pcount *np = realloc(d->pc, (d->npc + 1) * sizeof(*np));
-	if (!np)
+	uint64_t k = hkey(conn, resp ? HK_COUNT_RESP : HK_COUNT_REQ, psn);
+	size_t *v = hget(&d->map, k);
+	if (v)
+		return &d->pc[*v].n;
+	if (d->npc == d->cappc) {
+		size_t nc = d->cappc ? 2 * d->cappc : 256;
+		struct pcount *np = realloc(d->pc, nc * sizeof(*np));
+		if (!np)
+			return NULL;
+		d->pc = np;
+		d->cappc = nc;
+	}
+	if (hput(&d->map, k, d->npc))
 		return NULL;
-	d->pc = np;
 	d->pc[d->npc] = (struct pcount){ .conn = conn, .resp = resp, .psn = psn, .n = 0 };
 	return &d->pc[d->npc++].n;
 }
@@ -639,10 +734,10 @@ static int add_lost(struct dctx *d, int conn, bool resp, uint32_t psn)
 }
 
 /* An earlier visible READ request of the side's whose response PSNs cover @p psn (not its first). */
-static const struct fr *read_covering(struct dctx *d, size_t before, int conn, uint32_t psn)
+static const struct fr *read_covering(struct dctx *d, int conn, uint32_t psn)
 {
-	for (size_t j = before; j-- > 0;) {
-		const struct fr *b = &d->fr[j];
+	for (size_t r = d->nreads; r-- > 0;) {
+		const struct fr *b = &d->fr[d->reads[r]];
 		if (b->role != DROCE_RP_OWN || b->conn != conn || !b->p.op ||
 		    b->p.h.bth.opcode != DROCE_OP_RC_RDMA_READ_REQUEST)
 			continue;
@@ -655,23 +750,18 @@ static const struct fr *read_covering(struct dctx *d, size_t before, int conn, u
 }
 
 /*
- * When the peer last said something that makes a requester go back: a NAK,
- * an RNR NAK, or a READ response (one out of order is an implied NAK,
- * 9.7.5.2.2, and makes rxe re-request from the first missing packet).
+ * A frame of the peer's that makes a requester go back: a NAK, an RNR NAK,
+ * or a READ response (one out of order is an implied NAK, 9.7.5.2.2, and
+ * makes rxe re-request from the first missing packet). own_requests()
+ * keeps when the side last got one (conn.trig_t).
  */
-static uint64_t last_trigger(struct dctx *d, size_t before, int conn)
+static bool is_trigger(const struct fr *b)
 {
-	for (size_t j = before; j-- > 0;) {
-		const struct fr *b = &d->fr[j];
-		if (b->role != DROCE_RP_PEER || b->conn != conn || !b->p.op || b->gone ||
-		    (b->p.op->flags & DROCE_OPF_REQ))
-			continue;
-		if ((b->p.op->flags & DROCE_OPF_READ) ||
-		    ((b->p.op->hdrs & DROCE_HDR_AETH) &&
-		     (b->p.h.ext.aeth.syndrome & DROCE_AETH_TYPE_MASK) != DROCE_AETH_ACK))
-			return b->t_seen ? b->t_seen : b->f->t_ns;
-	}
-	return 0;
+	if (b->role != DROCE_RP_PEER || !b->p.op || b->gone || (b->p.op->flags & DROCE_OPF_REQ))
+		return false;
+	return (b->p.op->flags & DROCE_OPF_READ) ||
+	       ((b->p.op->hdrs & DROCE_HDR_AETH) &&
+		(b->p.h.ext.aeth.syndrome & DROCE_AETH_TYPE_MASK) != DROCE_AETH_ACK);
 }
 
 /* The peer's frame @p j reached the side only after it sent @p a: deliver it then. */
@@ -691,6 +781,9 @@ static int deliver_after(struct dctx *d, size_t j, const struct fr *a)
 	d->cross[k].frame = nf;
 	d->cross[k].at = a->f->t_ns + 1;
 	d->fr[j].t_seen = d->cross[k].at;
+	struct conn *c = &d->conns[d->fr[j].conn];
+	if (c->trig_t && c->trig_frame == j)
+		c->trig_t = d->fr[j].t_seen;
 	return 0;
 }
 
@@ -738,7 +831,7 @@ static int own_seq(struct dctx *d, size_t idx)
 	const struct droce_opcode_info *oi = a->p.op;
 	uint32_t n = (oi->flags & DROCE_OPF_READ) ? npkts(a->p.h.ext.reth.dma_len, c->mtu) : 1;
 	if (c->own_started && psn != c->own_cur && !c->any_peer) {
-		const struct fr *prev = own_frame_at(d, idx, a->conn, psn);
+		const struct fr *prev = own_frame_at(d, a->conn, psn);
 		if (!prev || !same_request(prev, a)) {
 			/* Nobody answers on this connection and its PSNs restart:
 			 * the capture holds several conversations to one QPN
@@ -786,8 +879,8 @@ static int own_seq(struct dctx *d, size_t idx)
 			if (add_lost(d, a->conn, false, q))
 				return -ENOMEM;
 	}
-	const struct fr *prev = own_frame_at(d, idx, a->conn, psn);
-	const struct fr *rd = prev ? NULL : read_covering(d, idx, a->conn, psn);
+	const struct fr *prev = own_frame_at(d, a->conn, psn);
+	const struct fr *rd = prev ? NULL : read_covering(d, a->conn, psn);
 	if (rd) {
 		uint64_t k = (psn - rd->p.h.bth.psn) & PSN_MASK;
 		const struct droce_hdrs *o = &rd->p.h, *h = &a->p.h;
@@ -803,12 +896,12 @@ static int own_seq(struct dctx *d, size_t idx)
 	if (prev && !rd && !same_request(prev, a))
 		return dfail(d, "frame %u: PSN %u on QP %#x is resent with other contents than frame %u",
 			     a->f->num, psn, c->peer_qpn, prev->f->num);
-	if (prev && !crossing && !rd && last_trigger(d, idx, a->conn) <= prev->f->t_ns &&
+	if (prev && !crossing && !rd && c->trig_t <= prev->f->t_ns &&
 	    crossed_answers(d, prev, idx))
 		return -ENOMEM;
 	if (prev) {
 		d->retrans_own++;
-		if (!crossing && last_trigger(d, idx, a->conn) <= prev->f->t_ns) {
+		if (!crossing && c->trig_t <= prev->f->t_ns) {
 			/* Not prompted by the peer: the local ACK timer fired.
 			 * Take the largest exponent with 4.096 us * 2^t <= the
 			 * gap (9.7.6.1.3), over every such resend. */
@@ -831,9 +924,16 @@ static int own_seq(struct dctx *d, size_t idx)
 		a->first = true; /* what the packet carries comes from here */
 	}
 	unsigned *cnt = count_of(d, a->conn, false, psn);
-	if (!cnt)
+	if (!cnt || hput(&d->map, hkey(a->conn, HK_OWN_REQ, psn), idx))
 		return -ENOMEM;
 	(*cnt)++;
+	if (oi->flags & DROCE_OPF_READ) {
+		size_t *nr = realloc(d->reads, (d->nreads + 1) * sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		d->reads = nr;
+		d->reads[d->nreads++] = idx;
+	}
 	c->own_cur = psn_add(psn, n);
 	if (psn_lt(c->own_next, c->own_cur))
 		c->own_next = c->own_cur;
@@ -931,8 +1031,13 @@ static int own_requests(struct dctx *d)
 		struct fr *a = &d->fr[i];
 		if (a->conn < 0 || !a->p.op || a->r != DROCE_PARSE_OK || (a->p.op->flags & DROCE_OPF_CNP))
 			continue;
-		if (a->role == DROCE_RP_PEER)
+		if (a->role == DROCE_RP_PEER) {
 			peer_nak_seen(d, a, i);
+			if (is_trigger(a)) {
+				d->conns[a->conn].trig_t = a->t_seen ? a->t_seen : a->f->t_ns;
+				d->conns[a->conn].trig_frame = i;
+			}
+		}
 		else if (a->role == DROCE_RP_OWN && (a->p.op->flags & DROCE_OPF_REQ) && (r = own_seq(d, i)))
 			return r;
 	}
@@ -1038,16 +1143,16 @@ static int peer_response(struct dctx *d, struct fr *a)
 }
 
 /*
- * Did the side prompt the peer's resend @p a of a request it first sent at
- * @p since (a NAK, an RNR NAK, a READ response or atomic ACK out of order
+ * Did the side prompt the peer's resend @p a of a request whose first frame
+ * is @p since (a NAK, an RNR NAK, a READ response or atomic ACK out of order
  * for it)? If not, the peer's ACK timer fired: the side's answer to the
  * original, which the capture does not show, was lost on the way.
  */
-static bool prompted(struct dctx *d, const struct fr *a, uint64_t since)
+static bool prompted(struct dctx *d, const struct fr *a, size_t since)
 {
-	for (size_t j = 0; j < d->nfr && &d->fr[j] != a; j++) {
+	for (size_t j = since; j < d->nfr && &d->fr[j] != a; j++) {
 		const struct fr *b = &d->fr[j];
-		if (b->role != DROCE_RP_OWN || b->conn != a->conn || !b->p.op || b->f->t_ns < since ||
+		if (b->role != DROCE_RP_OWN || b->conn != a->conn || !b->p.op ||
 		    (b->p.op->flags & (DROCE_OPF_REQ | DROCE_OPF_CNP)))
 			continue;
 		bool nak = (b->p.op->hdrs & DROCE_HDR_AETH) &&
@@ -1076,7 +1181,7 @@ static int lost_answers(struct dctx *d, const struct fr *a)
 	 * answering the duplicate: answers to the original may still follow
 	 * in the capture (they crossed the request on the wire). */
 	struct msg *m = &d->msgs[mi];
-	if (m->resp_started || !prompted(d, a, m->t_ns)) {
+	if (m->resp_started || !prompted(d, a, m->first_idx)) {
 		m->dup_pending = true;
 		m->dup_psn = a->p.h.bth.psn;
 	}
@@ -1605,11 +1710,7 @@ static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *o
 	for (size_t i = 0; i < d->nlost; i++) {
 		const struct dlost *l = &d->lost[i];
 		/* A request PSN inside a READ's response range is no packet. */
-		bool pkt = l->resp;
-		for (size_t j = 0; j < d->nfr && !pkt; j++)
-			pkt = d->fr[j].role == DROCE_RP_OWN && d->fr[j].conn == l->conn && d->fr[j].p.op &&
-			      (d->fr[j].p.op->flags & DROCE_OPF_REQ) && d->fr[j].p.h.bth.psn == l->psn;
-		if (!pkt)
+		if (!l->resp && !own_frame_at(d, l->conn, l->psn))
 			continue;
 		if (!said)
 			fputs("# packets of the side the capture lacks (lost before the capture point)\n", out);
@@ -1731,6 +1832,8 @@ out:
 		free(d->regions[i].wseq);
 	}
 	free(d->pc);
+	hfree(&d->map);
+	free(d->reads);
 	free(d->lost);
 	free(d->cross);
 	free(d->fr);
