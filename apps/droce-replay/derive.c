@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "frames.h"
+#include "pmap.h"
 #include "scenario.h"
 #include "wire/hdr.h"
 
@@ -30,72 +31,9 @@ static uint32_t psn_add(uint32_t a, uint32_t n)
 	return (a + n) & PSN_MASK;
 }
 
-/*
- * A map from (connection, kind, PSN) to a number, open addressing: derive
- * looks packets up by PSN for every frame, and interop captures hold tens
- * of thousands of them.
- */
-struct hmap {
-	uint64_t *key;               /* key + 1; 0: empty */
-	size_t *val;
-	size_t cap, n;
-};
-
 static uint64_t hkey(int conn, unsigned kind, uint32_t psn)
 {
 	return ((uint64_t)(unsigned)conn << 32 | (uint64_t)kind << 24 | psn) + 1;
-}
-
-static size_t hslot(const struct hmap *h, uint64_t k)
-{
-	size_t i = (size_t)((k * 0x9E3779B97F4A7C15ull) >> 20) & (h->cap - 1);
-	while (h->key[i] && h->key[i] != k)
-		i = (i + 1) & (h->cap - 1);
-	return i;
-}
-
-static size_t *hget(const struct hmap *h, uint64_t k)
-{
-	if (!h->cap)
-		return NULL;
-	size_t i = hslot(h, k);
-	return h->key[i] ? &h->val[i] : NULL;
-}
-
-static int hput(struct hmap *h, uint64_t k, size_t v)
-{
-	if (2 * (h->n + 1) > h->cap) {
-		struct hmap g = { .cap = h->cap ? 2 * h->cap : 1024 };
-		g.key = calloc(g.cap, sizeof(*g.key));
-		g.val = calloc(g.cap, sizeof(*g.val));
-		if (!g.key || !g.val) {
-			free(g.key);
-			free(g.val);
-			return -ENOMEM;
-		}
-		for (size_t i = 0; i < h->cap; i++)
-			if (h->key[i]) {
-				size_t j = hslot(&g, h->key[i]);
-				g.key[j] = h->key[i];
-				g.val[j] = h->val[i];
-				g.n++;
-			}
-		free(h->key);
-		free(h->val);
-		*h = g;
-	}
-	size_t i = hslot(h, k);
-	if (!h->key[i])
-		h->n++;
-	h->key[i] = k;
-	h->val[i] = v;
-	return 0;
-}
-
-static void hfree(struct hmap *h)
-{
-	free(h->key);
-	free(h->val);
 }
 
 /* hkey kinds */
@@ -128,6 +66,7 @@ struct conn {
 	uint32_t nak_psn;
 	size_t nak_frame;            /* that NAK */
 	uint64_t trig_t;             /* when the side last got a NAK or a READ response (0: never) */
+	uint64_t ack_t;              /* when the side last got a positive answer (its timer restarts) */
 	size_t trig_frame;
 	uint32_t acked_by_peer;      /* highest PSN the peer acknowledged */
 	bool any_acked_by_peer;
@@ -901,11 +840,14 @@ static int own_seq(struct dctx *d, size_t idx)
 		return -ENOMEM;
 	if (prev) {
 		d->retrans_own++;
-		if (!crossing && c->trig_t <= prev->f->t_ns) {
+		if (!crossing && c->trig_t <= prev->f->t_ns && psn != c->own_cur) {
 			/* Not prompted by the peer: the local ACK timer fired.
-			 * Take the largest exponent with 4.096 us * 2^t <= the
-			 * gap (9.7.6.1.3), over every such resend. */
-			uint64_t gap = a->f->t_ns - prev->f->t_ns;
+			 * It ran since the packet's last copy went out or the
+			 * last answer that made progress came in, whichever is
+			 * later (9.7.6.1.3); take the largest exponent with
+			 * 4.096 us * 2^t <= that gap, over every such go-back. */
+			uint64_t from = prev->f->t_ns > c->ack_t ? prev->f->t_ns : c->ack_t;
+			uint64_t gap = a->f->t_ns > from ? a->f->t_ns - from : 0;
 			uint8_t t = 0;
 			while (t < 31 && (4096ull << (t + 1)) <= gap)
 				t++;
@@ -1037,6 +979,10 @@ static int own_requests(struct dctx *d)
 				d->conns[a->conn].trig_t = a->t_seen ? a->t_seen : a->f->t_ns;
 				d->conns[a->conn].trig_frame = i;
 			}
+			if (!a->gone && !(a->p.op->flags & DROCE_OPF_REQ) &&
+			    (!(a->p.op->hdrs & DROCE_HDR_AETH) ||
+			     (a->p.h.ext.aeth.syndrome & DROCE_AETH_TYPE_MASK) == DROCE_AETH_ACK))
+				d->conns[a->conn].ack_t = a->t_seen ? a->t_seen : a->f->t_ns;
 		}
 		else if (a->role == DROCE_RP_OWN && (a->p.op->flags & DROCE_OPF_REQ) && (r = own_seq(d, i)))
 			return r;
@@ -1700,6 +1646,10 @@ static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *o
 	if (any_ack_by_own)
 		fputs("# how many packets one ACK covers is the responder's choice (IBTA 9.7.5.1.1)\n"
 		      "allow ack-coalescing\n", out);
+	if (d->retrans_own)
+		fputs("# how far a requester runs before a NAK reaches it and it goes back is its\n"
+		      "# window and its link's pace, not the protocol\n"
+		      "allow send-ahead\n", out);
 	for (size_t i = 0; i < d->ncross; i++) {
 		fprintf(out, "deliver %u at=", d->cross[i].frame);
 		put_time(out, d->cross[i].at);

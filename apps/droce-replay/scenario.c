@@ -940,9 +940,12 @@ static int parse_line(struct pctx *c, char *line)
 	if (!strcmp(d, "expect-gap"))
 		return line_gap(c, tok, ntok);
 	if (!strcmp(d, "allow")) {
-		if (ntok != 2 || strcmp(tok[1], "ack-coalescing"))
-			return fail(c, "allow: only 'allow ack-coalescing' is known");
-		s->allow_ack_coalescing = true;
+		if (ntok == 2 && !strcmp(tok[1], "ack-coalescing"))
+			s->allow_ack_coalescing = true;
+		else if (ntok == 2 && !strcmp(tok[1], "send-ahead"))
+			s->allow_send_ahead = true;
+		else
+			return fail(c, "allow: expected 'allow ack-coalescing' or 'allow send-ahead'");
 		return 0;
 	}
 	if (!strcmp(d, "check"))

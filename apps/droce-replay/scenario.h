@@ -170,6 +170,7 @@ struct droce_rp_scenario {
 	struct droce_rp_gap *gaps;
 	unsigned ngaps;
 	bool allow_ack_coalescing;
+	bool allow_send_ahead;   /**< first copies of requests may go out earlier (compare.h) */
 	unsigned checks;         /**< DROCE_RP_CHECK_* */
 	struct droce_rp_lost *lost;
 	unsigned nlost;
