@@ -1649,7 +1649,10 @@ static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *o
 	if (d->retrans_own)
 		fputs("# how far a requester runs before a NAK reaches it and it goes back is its\n"
 		      "# window and its link's pace, not the protocol\n"
-		      "allow send-ahead\n", out);
+		      "allow send-ahead\n"
+		      "# and its timers run from when it sent: droce sends no request earlier than the\n"
+		      "# side's of the same rank did\n"
+		      "pace requests\n", out);
 	for (size_t i = 0; i < d->ncross; i++) {
 		fprintf(out, "deliver %u at=", d->cross[i].frame);
 		put_time(out, d->cross[i].at);

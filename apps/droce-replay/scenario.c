@@ -950,6 +950,12 @@ static int parse_line(struct pctx *c, char *line)
 	}
 	if (!strcmp(d, "check"))
 		return line_check(c, tok, ntok);
+	if (!strcmp(d, "pace")) {
+		if (ntok != 2 || strcmp(tok[1], "requests"))
+			return fail(c, "pace: only 'pace requests' is known");
+		s->pace_requests = true;
+		return 0;
+	}
 	if (!strcmp(d, "lost"))
 		return line_lost(c, tok, ntok);
 	if (!strcmp(d, "deliver"))

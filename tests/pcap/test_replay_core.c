@@ -124,6 +124,8 @@ static void test_parse_errors(void **state)
 	expect_error(HEAD QP "deliver 3\n", ":5:", "deliver FRAME at=TIME");
 	expect_error(HEAD QP "impair\n", ":5:", "impair SPEC");
 	expect_error(HEAD QP "check migreq bits\n", ":5:", "unknown field 'bits'");
+	expect_error(HEAD QP "pace responses\n", ":5:", "only 'pace requests'");
+	expect_error(HEAD QP "allow everything\n", ":5:", "'allow send-ahead'");
 }
 
 /* The lossy-capture directives (issue 10 item 5) and the policy check. */
@@ -133,7 +135,7 @@ static void test_parse_lossy(void **state)
 	struct droce_rp_scenario *s = NULL;
 	char err[256] = "";
 	assert_int_equal(parse(HEAD QP "lost q req 7 copy=1\nlost q resp 9\ndeliver 4 at=12us\n"
-			       "impair drop=0.02,reorder=0.01,seed=3\ncheck migreq\n",
+			       "impair drop=0.02,reorder=0.01,seed=3\ncheck migreq\npace requests\n",
 			       &s, err, sizeof(err)), 0);
 	assert_int_equal(s->nlost, 2);
 	assert_int_equal(s->lost[0].qp, 0);
@@ -147,6 +149,7 @@ static void test_parse_lossy(void **state)
 	assert_int_equal(s->delivers[0].at_ns, 12000);
 	assert_string_equal(s->impair, "drop=0.02,reorder=0.01,seed=3");
 	assert_int_equal(s->checks, DROCE_RP_CHECK_MIGREQ);
+	assert_true(s->pace_requests);
 	droce_rp_scenario_free(s);
 }
 
