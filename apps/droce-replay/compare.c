@@ -20,6 +20,7 @@ struct item {
 	uint64_t t_ns;
 	bool dropped;      /* coalesced away */
 	bool lost;         /* droce's match of a frame lost before the capture point */
+	bool late;         /* compared out of place ("late") */
 };
 
 struct list {
@@ -55,7 +56,7 @@ static void coalesce(struct list *l)
 	unsigned nst = 0;
 	for (size_t k = l->n; k-- > 0;) {
 		struct item *i = &l->it[k];
-		if (!i->p.op || is_cnp(i) || i->lost)
+		if (!i->p.op || is_cnp(i) || i->lost || i->late)
 			continue;
 		unsigned s;
 		for (s = 0; s < nst; s++)
@@ -332,7 +333,7 @@ static void key_of(const struct item *i, struct key *k)
 static bool in_stream(const struct item *i, const struct key *k)
 {
 	struct key ik;
-	if (!i->p.op || i->dropped || i->lost)
+	if (!i->p.op || i->dropped || i->lost || i->late)
 		return false;
 	key_of(i, &ik);
 	return !memcmp(&ik, k, sizeof(ik));
@@ -601,6 +602,67 @@ static unsigned mark_lost(const struct droce_rp_scenario *s, struct list *g, FIL
 	return bad;
 }
 
+/*
+ * "late N copy=K": the side's frame N came late through the network; it is
+ * compared with droce's K-th frame with that PSN in the same stream, which
+ * then leaves the in-order comparison too.
+ */
+static unsigned match_late(const struct droce_rp_scenario *s, struct list *e, struct list *g,
+			   unsigned checks, FILE *out)
+{
+	unsigned bad = 0;
+	for (unsigned i = 0; i < s->nlates; i++) {
+		const struct droce_rp_late *lt = &s->lates[i];
+		struct item *ei = NULL;
+		for (size_t k = 0; k < e->n && !ei; k++)
+			if (e->it[k].num == lt->frame && e->it[k].p.op)
+				ei = &e->it[k];
+		char who[64];
+		if (!ei) {
+			bad++;
+			if (out)
+				fprintf(out, "  FAIL     %s:%u: late: frame %u is no frame of the side's\n", s->path,
+					lt->line, lt->frame);
+			continue;
+		}
+		ei->late = true;
+		struct key ek, gk;
+		key_of(ei, &ek);
+		struct item *gi = NULL;
+		unsigned seen = 0;
+		for (size_t k = 0; k < g->n && !gi; k++) {
+			struct item *it = &g->it[k];
+			if (!it->p.op || it->lost || it->late || it->p.h.bth.psn != ei->p.h.bth.psn)
+				continue;
+			key_of(it, &gk);
+			if (!memcmp(&ek, &gk, sizeof(ek)) && seen++ == lt->copy)
+				gi = it;
+		}
+		if (!gi) {
+			bad++;
+			snprintf(who, sizeof(who), "capture #%u:", ei->num);
+			if (out)
+				print_item(out, "MISSING", who, ei);
+			continue;
+		}
+		gi->late = true;
+		struct sbuf d = { .n = 0 };
+		unsigned nd = diff(ei, gi, checks, &d);
+		snprintf(who, sizeof(who), "capture #%u / droce #%u:", ei->num, gi->num);
+		if (nd) {
+			bad++;
+			if (out) {
+				print_item(out, "DIFF", who, ei);
+				print_item(out, "", "               got:", gi);
+				fprintf(out, "           -> %s (late)\n", d.b);
+			}
+		} else if (out) {
+			print_item(out, "ok late", who, gi);
+		}
+	}
+	return bad;
+}
+
 static bool skipped(const struct droce_rp_scenario *s, unsigned num)
 {
 	for (unsigned i = 0; i < s->nskip; i++)
@@ -630,6 +692,7 @@ unsigned droce_rp_compare(const struct droce_rp_scenario *s, const struct droce_
 			not_roce++;
 	}
 	bad += mark_lost(s, &g, out);
+	bad += match_late(s, &e, &g, s->checks, out);
 	if (s->allow_ack_coalescing) {
 		coalesce(&e);
 		coalesce(&g);

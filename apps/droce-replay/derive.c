@@ -62,6 +62,8 @@ struct conn {
 	bool own_started, peer_started;
 	uint32_t sq_psn, rq_psn, own_next, peer_next;
 	uint32_t own_cur;            /* PSN after the side's last request packet */
+	uint32_t epoch;              /* how often the side went back (go-back-N) */
+	uint32_t resp_epoch;         /* how often it answered a READ again */
 	bool nak_pending;            /* the peer NAKed nak_psn; the side has not gone back yet */
 	uint32_t nak_psn;
 	size_t nak_frame;            /* that NAK */
@@ -127,6 +129,8 @@ struct dlost {
 	bool resp;
 	uint32_t psn;
 	unsigned copy;
+	uint32_t epoch;              /* the side's go-backs on the connection when it went missing */
+	unsigned late;               /* it showed up after all, delayed on the wire: that frame (0: lost) */
 };
 
 struct region {
@@ -668,8 +672,41 @@ static int add_lost(struct dctx *d, int conn, bool resp, uint32_t psn)
 	if (!nl)
 		return -ENOMEM;
 	d->lost = nl;
-	d->lost[d->nlost++] = (struct dlost){ .conn = conn, .resp = resp, .psn = psn, .copy = (*n)++ };
+	d->lost[d->nlost++] = (struct dlost){ .conn = conn, .resp = resp, .psn = psn, .copy = (*n)++,
+					      .epoch = resp ? d->conns[conn].resp_epoch
+							    : d->conns[conn].epoch };
 	return 0;
+}
+
+/*
+ * The side's packet at @p idx (a request, or with @p resp a READ response)
+ * lies behind its cursor @p cur and was never seen before, but it is
+ * missing from a gap the side has not gone back over since, and the side's
+ * next packet of that kind does not continue after this one: it was not
+ * lost but delayed on the wire (netem's reorder in front of tcpdump).
+ * @return that gap's entry, or NULL.
+ */
+static struct dlost *arrived_late(struct dctx *d, size_t idx, bool resp, uint32_t cur)
+{
+	const struct fr *a = &d->fr[idx];
+	struct conn *c = &d->conns[a->conn];
+	uint32_t psn = a->p.h.bth.psn;
+	struct dlost *l = NULL;
+	for (size_t i = d->nlost; i-- > 0 && !l;)
+		if (d->lost[i].resp == resp && !d->lost[i].late && d->lost[i].conn == a->conn &&
+		    d->lost[i].psn == psn)
+			l = &d->lost[i];
+	if (!l || l->epoch != (resp ? c->resp_epoch : c->epoch))
+		return NULL;
+	for (size_t j = idx + 1; j < d->nfr; j++) {
+		const struct fr *b = &d->fr[j];
+		if (b->role != DROCE_RP_OWN || b->conn != a->conn || !b->p.op ||
+		    !(b->p.op->flags & DROCE_OPF_REQ) != resp || (b->p.op->flags & DROCE_OPF_CNP) ||
+		    (resp && !(b->p.op->flags & DROCE_OPF_READ)))
+			continue;
+		return b->p.h.bth.psn == psn_add(psn, 1) && psn_add(psn, 1) != cur ? NULL : l;
+	}
+	return l;
 }
 
 /* An earlier visible READ request of the side's whose response PSNs cover @p psn (not its first). */
@@ -759,8 +796,8 @@ static int crossed_answers(struct dctx *d, const struct fr *prev, size_t idx)
  * were sent and lost before the capture point (netem in front of tcpdump),
  * and droce will send them. A new packet sent after the peer NAKed an
  * earlier PSN and before the side went back crossed the NAK on the wire
- * (a capture far from the side): droce, which gets the NAK at once, does
- * not send it there.
+ * (a capture far from the side), and so did a resend of a packet before
+ * the NAK's PSN: droce gets that NAK only after them ("deliver").
  */
 static int own_seq(struct dctx *d, size_t idx)
 {
@@ -797,9 +834,22 @@ static int own_seq(struct dctx *d, size_t idx)
 		c->own_started = true;
 		c->sq_psn = c->own_cur = c->own_next = psn;
 	}
+	if (psn_lt(psn, c->own_cur) && !own_frame_at(d, a->conn, psn) && !read_covering(d, a->conn, psn)) {
+		struct dlost *l = arrived_late(d, idx, false, c->own_cur);
+		if (l) {
+			/* its copy is the one counted as lost: compared out of
+			 * place; the cursor, and a NAK on its way, stay */
+			l->late = a->f->num;
+			a->first = true;
+			return hput(&d->map, hkey(a->conn, HK_OWN_REQ, psn), idx);
+		}
+	}
 	bool crossing = false;
 	if (c->nak_pending) {
-		if (psn == c->own_cur && psn != c->nak_psn)
+		/* A NAK at X acknowledges everything before X (9.7.5.2.2): a side
+		 * that sends a new packet, or resends one before X, has not
+		 * seen it yet. */
+		if (psn != c->nak_psn && (psn == c->own_cur || psn_lt(psn, c->nak_psn)))
 			crossing = true;
 		else
 			c->nak_pending = false;
@@ -832,6 +882,8 @@ static int own_seq(struct dctx *d, size_t idx)
 				     "no re-request of its remaining bytes", a->f->num, psn, c->peer_qpn,
 				     rd->f->num);
 	}
+	if (psn_lt(psn, c->own_cur))
+		c->epoch++; /* a go-back */
 	if (prev && !rd && !same_request(prev, a))
 		return dfail(d, "frame %u: PSN %u on QP %#x is resent with other contents than frame %u",
 			     a->f->num, psn, c->peer_qpn, prev->f->num);
@@ -1267,6 +1319,19 @@ static int own_response(struct dctx *d, struct fr *a)
 			m->resp_started = true;
 			m->resp_next = m->first_psn;
 		}
+		size_t off = (size_t)((psn - m->first_psn) & PSN_MASK) * c->mtu;
+		struct region *r = region_of(d, m->rkey);
+		if (psn_lt(psn, m->resp_next)) {
+			/* before taking it as the answer to a duplicate */
+			struct dlost *l = arrived_late(d, (size_t)(a - d->fr), true, m->resp_next);
+			if (l) {
+				l->late = a->f->num; /* delayed, not lost: its copy is counted */
+				long k = learn(d, r, m->va + off, a->p.payload, a->p.h.payload_len,
+					       m->req_seq);
+				return k >= 0 ? off_wire(d, a, r, m->va + off, k) : 0;
+			}
+			c->resp_epoch++; /* answered again */
+		}
 		if (settle_dup(d, m, psn))
 			return -ENOMEM;
 		if (psn != m->resp_next && !psn_lt(psn, m->resp_next))
@@ -1279,8 +1344,6 @@ static int own_response(struct dctx *d, struct fr *a)
 		(*cnt)++;
 		if (!psn_lt(psn_add(psn, 1), m->resp_next))
 			m->resp_next = psn_add(psn, 1);
-		size_t off = (size_t)((psn - m->first_psn) & PSN_MASK) * c->mtu;
-		struct region *r = region_of(d, m->rkey);
 		long k = learn(d, r, m->va + off, a->p.payload, a->p.h.payload_len, m->req_seq);
 		if (k >= 0)
 			return off_wire(d, a, r, m->va + off, k);
@@ -1663,6 +1726,11 @@ static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *o
 	for (size_t i = 0; i < d->nlost; i++) {
 		const struct dlost *l = &d->lost[i];
 		/* A request PSN inside a READ's response range is no packet. */
+		if (l->late) {
+			fprintf(out, "late %u copy=%u  # delayed on the wire, not lost: compared out of place\n",
+				l->late, l->copy);
+			continue;
+		}
 		if (!l->resp && !own_frame_at(d, l->conn, l->psn))
 			continue;
 		if (!said)

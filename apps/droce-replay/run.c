@@ -543,7 +543,9 @@ static int load_feed(struct runner *r, const struct droce_rp_capture *cap)
 		l->nfeed++;
 	}
 	/* "deliver N at=TIME": later than captured (a capture far from the
-	 * side); the feed stays in time order, capture order at equal times. */
+	 * side). The peer's frames reach the side in the order they were
+	 * captured (one path, first in first out), so the ones after N come
+	 * no earlier either. */
 	for (unsigned i = 0; i < s->ndelivers; i++) {
 		size_t k;
 		for (k = 0; k < l->nfeed && l->feed[k].num != s->delivers[i].frame; k++)
@@ -555,15 +557,9 @@ static int load_feed(struct runner *r, const struct droce_rp_capture *cap)
 		}
 		l->feed[k].t_ns = s->delivers[i].at_ns;
 	}
-	for (size_t i = 1; s->ndelivers && i < l->nfeed; i++) {
-		struct feed v = l->feed[i];
-		size_t j = i;
-		while (j > 0 && l->feed[j - 1].t_ns > v.t_ns) {
-			l->feed[j] = l->feed[j - 1];
-			j--;
-		}
-		l->feed[j] = v;
-	}
+	for (size_t i = 1; s->ndelivers && i < l->nfeed; i++)
+		if (l->feed[i].t_ns < l->feed[i - 1].t_ns)
+			l->feed[i].t_ns = l->feed[i - 1].t_ns;
 	return 0;
 }
 
