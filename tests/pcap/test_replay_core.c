@@ -125,6 +125,8 @@ static void test_parse_errors(void **state)
 	expect_error(HEAD QP "impair\n", ":5:", "impair SPEC");
 	expect_error(HEAD QP "check migreq bits\n", ":5:", "unknown field 'bits'");
 	expect_error(HEAD QP "pace responses\n", ":5:", "only 'pace requests'");
+	expect_error(HEAD QP "late 0\n", ":5:", "numbered from 1");
+	expect_error(HEAD QP "late 3 k=1\n", ":5:", "late FRAME [copy=K]");
 	expect_error(HEAD QP "allow everything\n", ":5:", "'allow send-ahead'");
 }
 
@@ -135,7 +137,7 @@ static void test_parse_lossy(void **state)
 	struct droce_rp_scenario *s = NULL;
 	char err[256] = "";
 	assert_int_equal(parse(HEAD QP "lost q req 7 copy=1\nlost q resp 9\ndeliver 4 at=12us\n"
-			       "impair drop=0.02,reorder=0.01,seed=3\ncheck migreq\npace requests\n",
+			       "impair drop=0.02,reorder=0.01,seed=3\ncheck migreq\npace requests\nlate 6 copy=1\n",
 			       &s, err, sizeof(err)), 0);
 	assert_int_equal(s->nlost, 2);
 	assert_int_equal(s->lost[0].qp, 0);
@@ -150,6 +152,9 @@ static void test_parse_lossy(void **state)
 	assert_string_equal(s->impair, "drop=0.02,reorder=0.01,seed=3");
 	assert_int_equal(s->checks, DROCE_RP_CHECK_MIGREQ);
 	assert_true(s->pace_requests);
+	assert_int_equal(s->nlates, 1);
+	assert_int_equal(s->lates[0].frame, 6);
+	assert_int_equal(s->lates[0].copy, 1);
 	droce_rp_scenario_free(s);
 }
 
@@ -363,6 +368,34 @@ static void test_compare_lost(void **state)
  * "allow send-ahead": how far a requester runs before it goes back after a
  * NAK is its pace. The capture: 1 2, NAK, 2 3 4; droce ran on to 4 first.
  */
+/* "late N copy=K": the side's frame N came late through the network, compared out of place. */
+static void test_compare_late(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	fx_init(&fx);
+	/* the capture: 1, 3, 2 (2 overtaken by 3) */
+	fx_expect(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, 1, 0, 0);
+	fx_expect(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, 3, 0, 0);
+	fx_expect(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, 2, 0, 0);
+	fx_got(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, 1, 0, 0, 1000, 64);
+	fx_got(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, 2, 0, 0, 1000, 64);
+	fx_got(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, 3, 0, 0, 1000, 64);
+	assert_true(droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL) > 0);
+	struct droce_rp_late lt = { .frame = 3, .copy = 0 };
+	fx.s->lates = &lt;
+	fx.s->nlates = 1;
+	assert_int_equal(droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL), 0);
+	/* droce never sending it is still a difference */
+	fx.ngot = 0;
+	fx_got(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, 1, 0, 0, 1000, 64);
+	fx_got(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, 3, 0, 0, 1000, 64);
+	assert_int_equal(droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL), 1);
+	fx.s->lates = NULL;
+	fx.s->nlates = 0;
+	droce_rp_scenario_free(fx.s);
+}
+
 static void test_compare_send_ahead(void **state)
 {
 	(void)state;
@@ -785,6 +818,7 @@ int main(void)
 		cmocka_unit_test(test_compare_policy),
 		cmocka_unit_test(test_compare_fetch_add_compare_field),
 		cmocka_unit_test(test_compare_lost),
+		cmocka_unit_test(test_compare_late),
 		cmocka_unit_test(test_compare_send_ahead),
 		cmocka_unit_test(test_compare_coalescing),
 		cmocka_unit_test(test_compare_per_qp_order),
