@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "frames.h"
+#include "pmap.h"
 #include "scenario.h"
 #include "wire/hdr.h"
 
@@ -29,6 +30,17 @@ static uint32_t psn_add(uint32_t a, uint32_t n)
 {
 	return (a + n) & PSN_MASK;
 }
+
+static uint64_t hkey(int conn, unsigned kind, uint32_t psn)
+{
+	return ((uint64_t)(unsigned)conn << 32 | (uint64_t)kind << 24 | psn) + 1;
+}
+
+/* hkey kinds */
+#define HK_COUNT_REQ  0u             /* pcount index, requests */
+#define HK_COUNT_RESP 1u             /* pcount index, responses */
+#define HK_OWN_REQ    2u             /* the side's latest request frame at a PSN */
+#define HK_ACC_NAK    3u             /* the side NAKed a request at a PSN for access */
 
 struct fr {
 	const struct droce_rp_frame *f;
@@ -50,16 +62,20 @@ struct conn {
 	bool own_started, peer_started;
 	uint32_t sq_psn, rq_psn, own_next, peer_next;
 	uint32_t own_cur;            /* PSN after the side's last request packet */
+	uint32_t epoch;              /* how often the side went back (go-back-N) */
+	uint32_t resp_epoch;         /* how often it answered a READ again */
 	bool nak_pending;            /* the peer NAKed nak_psn; the side has not gone back yet */
 	uint32_t nak_psn;
 	size_t nak_frame;            /* that NAK */
+	uint64_t trig_t;             /* when the side last got a NAK or a READ response (0: never) */
+	uint64_t ack_t;              /* when the side last got a positive answer (its timer restarts) */
+	size_t trig_frame;
 	uint32_t acked_by_peer;      /* highest PSN the peer acknowledged */
 	bool any_acked_by_peer;
 	uint32_t acked_by_own;
 	bool any_acked_by_own;
 	bool error_nak;              /* an error NAK either way: completions not derived */
 	bool resp_dead;              /* the side NAKed an error: its responder QP is in ERR */
-	uint64_t last_peer_nak_t;    /* when the peer last NAKed or RNR-NAKed (0: never) */
 	bool timeout_retx;           /* the side resent a request on its own: a timeout */
 	uint8_t timeout;             /* the largest timeout exponent its gaps allow */
 	unsigned max_resends;        /* most timer-driven resends of one PSN */
@@ -92,6 +108,7 @@ struct msg {
 	uint64_t wr_id;
 	uint32_t req_seq;            /* region store count when the request executed */
 	bool solicited;
+	size_t first_idx;            /* its first frame */
 	uint32_t resp_next;          /* peer READ: the side's next response PSN */
 	bool resp_started;
 	bool dup_pending;            /* the peer asked again (from dup_psn); the side has not answered */
@@ -112,6 +129,8 @@ struct dlost {
 	bool resp;
 	uint32_t psn;
 	unsigned copy;
+	uint32_t epoch;              /* the side's go-backs on the connection when it went missing */
+	unsigned late;               /* it showed up after all, delayed on the wire: that frame (0: lost) */
 };
 
 struct region {
@@ -141,7 +160,12 @@ struct dctx {
 	unsigned ignored_ud, skipped_cnp[64], nskipped_cnp, retrans_own;
 	uint32_t seq;                /* counts stores into the regions */
 	struct pcount *pc;
-	size_t npc;
+	size_t npc, cappc;
+	struct hmap map;             /* HK_* */
+	size_t *reads;               /* the side's READ request frames */
+	size_t nreads;
+	bool acc_naks_known;
+	size_t capmsgs;
 	struct dlost *lost;
 	size_t nlost;
 	struct { unsigned frame; uint64_t at; } *cross; /* a NAK the side got after frames of its own */
@@ -178,10 +202,14 @@ static int new_conn(struct dctx *d)
 
 static int new_msg(struct dctx *d, int conn, bool own, enum mkind k, const struct fr *f)
 {
-	struct msg *nm = realloc(d->msgs, (d->nmsgs + 1) * sizeof(*nm));
-	if (!nm)
-		return -1;
-	d->msgs = nm;
+	if (d->nmsgs == d->capmsgs) {
+		size_t nc = d->capmsgs ? 2 * d->capmsgs : 64;
+		struct msg *nm = realloc(d->msgs, nc * sizeof(*nm));
+		if (!nm)
+			return -1;
+		d->msgs = nm;
+		d->capmsgs = nc;
+	}
 	struct msg *m = &d->msgs[d->nmsgs];
 	memset(m, 0, sizeof(*m));
 	m->conn = conn;
@@ -189,6 +217,7 @@ static int new_msg(struct dctx *d, int conn, bool own, enum mkind k, const struc
 	m->kind = k;
 	m->first_psn = m->last_psn = f->p.h.bth.psn;
 	m->t_ns = f->f->t_ns;
+	m->first_idx = (size_t)(f - d->fr);
 	return (int)d->nmsgs++;
 }
 
@@ -419,14 +448,18 @@ static struct region *region_of(struct dctx *d, uint32_t rkey)
 /* The side NAKed the peer's request at this PSN on this connection with an access error. */
 static bool access_naked(struct dctx *d, int conn, uint32_t psn)
 {
-	for (size_t i = 0; i < d->nfr; i++) {
-		struct fr *a = &d->fr[i];
-		if (a->role == DROCE_RP_OWN && a->conn == conn && a->p.op &&
-		    (a->p.op->hdrs & DROCE_HDR_AETH) && a->p.h.bth.psn == psn &&
-		    a->p.h.ext.aeth.syndrome == (DROCE_AETH_NAK | DROCE_NAK_REMOTE_ACCESS))
-			return true;
+	if (!d->acc_naks_known) {
+		d->acc_naks_known = true;
+		for (size_t i = 0; i < d->nfr; i++) {
+			struct fr *a = &d->fr[i];
+			if (a->role == DROCE_RP_OWN && a->conn >= 0 && a->p.op &&
+			    (a->p.op->hdrs & DROCE_HDR_AETH) &&
+			    a->p.h.ext.aeth.syndrome == (DROCE_AETH_NAK | DROCE_NAK_REMOTE_ACCESS) &&
+			    hput(&d->map, hkey(a->conn, HK_ACC_NAK, a->p.h.bth.psn), i))
+				return false; /* out of memory: the replay will tell */
+		}
 	}
-	return false;
+	return hget(&d->map, hkey(conn, HK_ACC_NAK, psn)) != NULL;
 }
 
 static int collect_regions(struct dctx *d)
@@ -582,14 +615,11 @@ static int find_msg(struct dctx *d, int conn, bool own, uint32_t psn, bool range
 	return -1;
 }
 
-/* Earlier frame by the side on this connection with this PSN. */
-static const struct fr *own_frame_at(struct dctx *d, size_t before, int conn, uint32_t psn)
+/* The side's latest request frame on this connection with this PSN before the one own_seq() is at. */
+static const struct fr *own_frame_at(struct dctx *d, int conn, uint32_t psn)
 {
-	for (size_t j = before; j-- > 0;)
-		if (d->fr[j].role == DROCE_RP_OWN && d->fr[j].conn == conn && d->fr[j].p.op &&
-		    (d->fr[j].p.op->flags & DROCE_OPF_REQ) && d->fr[j].p.h.bth.psn == psn)
-			return &d->fr[j];
-	return NULL;
+	size_t *v = hget(&d->map, hkey(conn, HK_OWN_REQ, psn));
+	return v ? &d->fr[*v] : NULL;
 }
 
 /* The same packet sent again: what the protocol defines is equal (a
@@ -616,13 +646,20 @@ static enum mkind kind_of(const struct droce_opcode_info *oi, uint8_t opcode)
 
 static unsigned *count_of(struct dctx *d, int conn, bool resp, uint32_t psn)
 {
-	for (size_t i = 0; i < d->npc; i++)
-		if (d->pc[i].conn == conn && d->pc[i].resp == resp && d->pc[i].psn == psn)
-			return &d->pc[i].n;
-	struct pcount *np = realloc(d->pc, (d->npc + 1) * sizeof(*np));
-	if (!np)
+	uint64_t k = hkey(conn, resp ? HK_COUNT_RESP : HK_COUNT_REQ, psn);
+	size_t *v = hget(&d->map, k);
+	if (v)
+		return &d->pc[*v].n;
+	if (d->npc == d->cappc) {
+		size_t nc = d->cappc ? 2 * d->cappc : 256;
+		struct pcount *np = realloc(d->pc, nc * sizeof(*np));
+		if (!np)
+			return NULL;
+		d->pc = np;
+		d->cappc = nc;
+	}
+	if (hput(&d->map, k, d->npc))
 		return NULL;
-	d->pc = np;
 	d->pc[d->npc] = (struct pcount){ .conn = conn, .resp = resp, .psn = psn, .n = 0 };
 	return &d->pc[d->npc++].n;
 }
@@ -635,15 +672,48 @@ static int add_lost(struct dctx *d, int conn, bool resp, uint32_t psn)
 	if (!nl)
 		return -ENOMEM;
 	d->lost = nl;
-	d->lost[d->nlost++] = (struct dlost){ .conn = conn, .resp = resp, .psn = psn, .copy = (*n)++ };
+	d->lost[d->nlost++] = (struct dlost){ .conn = conn, .resp = resp, .psn = psn, .copy = (*n)++,
+					      .epoch = resp ? d->conns[conn].resp_epoch
+							    : d->conns[conn].epoch };
 	return 0;
 }
 
-/* An earlier visible READ request of the side's whose response PSNs cover @p psn (not its first). */
-static const struct fr *read_covering(struct dctx *d, size_t before, int conn, uint32_t psn)
+/*
+ * The side's packet at @p idx (a request, or with @p resp a READ response)
+ * lies behind its cursor @p cur and was never seen before, but it is
+ * missing from a gap the side has not gone back over since, and the side's
+ * next packet of that kind does not continue after this one: it was not
+ * lost but delayed on the wire (netem's reorder in front of tcpdump).
+ * @return that gap's entry, or NULL.
+ */
+static struct dlost *arrived_late(struct dctx *d, size_t idx, bool resp, uint32_t cur)
 {
-	for (size_t j = before; j-- > 0;) {
+	const struct fr *a = &d->fr[idx];
+	struct conn *c = &d->conns[a->conn];
+	uint32_t psn = a->p.h.bth.psn;
+	struct dlost *l = NULL;
+	for (size_t i = d->nlost; i-- > 0 && !l;)
+		if (d->lost[i].resp == resp && !d->lost[i].late && d->lost[i].conn == a->conn &&
+		    d->lost[i].psn == psn)
+			l = &d->lost[i];
+	if (!l || l->epoch != (resp ? c->resp_epoch : c->epoch))
+		return NULL;
+	for (size_t j = idx + 1; j < d->nfr; j++) {
 		const struct fr *b = &d->fr[j];
+		if (b->role != DROCE_RP_OWN || b->conn != a->conn || !b->p.op ||
+		    !(b->p.op->flags & DROCE_OPF_REQ) != resp || (b->p.op->flags & DROCE_OPF_CNP) ||
+		    (resp && !(b->p.op->flags & DROCE_OPF_READ)))
+			continue;
+		return b->p.h.bth.psn == psn_add(psn, 1) && psn_add(psn, 1) != cur ? NULL : l;
+	}
+	return l;
+}
+
+/* An earlier visible READ request of the side's whose response PSNs cover @p psn (not its first). */
+static const struct fr *read_covering(struct dctx *d, int conn, uint32_t psn)
+{
+	for (size_t r = d->nreads; r-- > 0;) {
+		const struct fr *b = &d->fr[d->reads[r]];
 		if (b->role != DROCE_RP_OWN || b->conn != conn || !b->p.op ||
 		    b->p.h.bth.opcode != DROCE_OP_RC_RDMA_READ_REQUEST)
 			continue;
@@ -656,23 +726,18 @@ static const struct fr *read_covering(struct dctx *d, size_t before, int conn, u
 }
 
 /*
- * When the peer last said something that makes a requester go back: a NAK,
- * an RNR NAK, or a READ response (one out of order is an implied NAK,
- * 9.7.5.2.2, and makes rxe re-request from the first missing packet).
+ * A frame of the peer's that makes a requester go back: a NAK, an RNR NAK,
+ * or a READ response (one out of order is an implied NAK, 9.7.5.2.2, and
+ * makes rxe re-request from the first missing packet). own_requests()
+ * keeps when the side last got one (conn.trig_t).
  */
-static uint64_t last_trigger(struct dctx *d, size_t before, int conn)
+static bool is_trigger(const struct fr *b)
 {
-	for (size_t j = before; j-- > 0;) {
-		const struct fr *b = &d->fr[j];
-		if (b->role != DROCE_RP_PEER || b->conn != conn || !b->p.op || b->gone ||
-		    (b->p.op->flags & DROCE_OPF_REQ))
-			continue;
-		if ((b->p.op->flags & DROCE_OPF_READ) ||
-		    ((b->p.op->hdrs & DROCE_HDR_AETH) &&
-		     (b->p.h.ext.aeth.syndrome & DROCE_AETH_TYPE_MASK) != DROCE_AETH_ACK))
-			return b->t_seen ? b->t_seen : b->f->t_ns;
-	}
-	return 0;
+	if (b->role != DROCE_RP_PEER || !b->p.op || b->gone || (b->p.op->flags & DROCE_OPF_REQ))
+		return false;
+	return (b->p.op->flags & DROCE_OPF_READ) ||
+	       ((b->p.op->hdrs & DROCE_HDR_AETH) &&
+		(b->p.h.ext.aeth.syndrome & DROCE_AETH_TYPE_MASK) != DROCE_AETH_ACK);
 }
 
 /* The peer's frame @p j reached the side only after it sent @p a: deliver it then. */
@@ -692,6 +757,9 @@ static int deliver_after(struct dctx *d, size_t j, const struct fr *a)
 	d->cross[k].frame = nf;
 	d->cross[k].at = a->f->t_ns + 1;
 	d->fr[j].t_seen = d->cross[k].at;
+	struct conn *c = &d->conns[d->fr[j].conn];
+	if (c->trig_t && c->trig_frame == j)
+		c->trig_t = d->fr[j].t_seen;
 	return 0;
 }
 
@@ -723,13 +791,13 @@ static int crossed_answers(struct dctx *d, const struct fr *prev, size_t idx)
  * The side's request packet at @p idx, in capture order: where it lies in
  * the side's PSN sequence. A packet at the cursor continues it; one behind
  * is a retransmission (go-back-N after a NAK or a timeout, 9.7.6.1.3, or a
- * READ re-requested from mid-message, 9.7.6.1.4: its RETH moved on by the
+ * READ re-requested from mid-message, 9.7.5.1.5: its RETH moved on by the
  * packets already received); one ahead leaves a gap: the packets between
  * were sent and lost before the capture point (netem in front of tcpdump),
  * and droce will send them. A new packet sent after the peer NAKed an
  * earlier PSN and before the side went back crossed the NAK on the wire
- * (a capture far from the side): droce, which gets the NAK at once, does
- * not send it there.
+ * (a capture far from the side), and so did a resend of a packet before
+ * the NAK's PSN: droce gets that NAK only after them ("deliver").
  */
 static int own_seq(struct dctx *d, size_t idx)
 {
@@ -739,7 +807,7 @@ static int own_seq(struct dctx *d, size_t idx)
 	const struct droce_opcode_info *oi = a->p.op;
 	uint32_t n = (oi->flags & DROCE_OPF_READ) ? npkts(a->p.h.ext.reth.dma_len, c->mtu) : 1;
 	if (c->own_started && psn != c->own_cur && !c->any_peer) {
-		const struct fr *prev = own_frame_at(d, idx, a->conn, psn);
+		const struct fr *prev = own_frame_at(d, a->conn, psn);
 		if (!prev || !same_request(prev, a)) {
 			/* Nobody answers on this connection and its PSNs restart:
 			 * the capture holds several conversations to one QPN
@@ -766,9 +834,22 @@ static int own_seq(struct dctx *d, size_t idx)
 		c->own_started = true;
 		c->sq_psn = c->own_cur = c->own_next = psn;
 	}
+	if (psn_lt(psn, c->own_cur) && !own_frame_at(d, a->conn, psn) && !read_covering(d, a->conn, psn)) {
+		struct dlost *l = arrived_late(d, idx, false, c->own_cur);
+		if (l) {
+			/* its copy is the one counted as lost: compared out of
+			 * place; the cursor, and a NAK on its way, stay */
+			l->late = a->f->num;
+			a->first = true;
+			return hput(&d->map, hkey(a->conn, HK_OWN_REQ, psn), idx);
+		}
+	}
 	bool crossing = false;
 	if (c->nak_pending) {
-		if (psn == c->own_cur && psn != c->nak_psn)
+		/* A NAK at X acknowledges everything before X (9.7.5.2.2): a side
+		 * that sends a new packet, or resends one before X, has not
+		 * seen it yet. */
+		if (psn != c->nak_psn && (psn == c->own_cur || psn_lt(psn, c->nak_psn)))
 			crossing = true;
 		else
 			c->nak_pending = false;
@@ -787,8 +868,8 @@ static int own_seq(struct dctx *d, size_t idx)
 			if (add_lost(d, a->conn, false, q))
 				return -ENOMEM;
 	}
-	const struct fr *prev = own_frame_at(d, idx, a->conn, psn);
-	const struct fr *rd = prev ? NULL : read_covering(d, idx, a->conn, psn);
+	const struct fr *prev = own_frame_at(d, a->conn, psn);
+	const struct fr *rd = prev ? NULL : read_covering(d, a->conn, psn);
 	if (rd) {
 		uint64_t k = (psn - rd->p.h.bth.psn) & PSN_MASK;
 		const struct droce_hdrs *o = &rd->p.h, *h = &a->p.h;
@@ -801,20 +882,24 @@ static int own_seq(struct dctx *d, size_t idx)
 				     "no re-request of its remaining bytes", a->f->num, psn, c->peer_qpn,
 				     rd->f->num);
 	}
+	if (psn_lt(psn, c->own_cur))
+		c->epoch++; /* a go-back */
 	if (prev && !rd && !same_request(prev, a))
 		return dfail(d, "frame %u: PSN %u on QP %#x is resent with other contents than frame %u",
 			     a->f->num, psn, c->peer_qpn, prev->f->num);
-	if (prev && !crossing && !rd && last_trigger(d, idx, a->conn) <= prev->f->t_ns &&
+	if (prev && !crossing && !rd && c->trig_t <= prev->f->t_ns &&
 	    crossed_answers(d, prev, idx))
 		return -ENOMEM;
 	if (prev) {
 		d->retrans_own++;
-		const struct fr *pc = rd ? rd : own_frame_at(d, idx, a->conn, psn);
-		if (pc && !crossing && last_trigger(d, idx, a->conn) <= pc->f->t_ns) {
+		if (!crossing && c->trig_t <= prev->f->t_ns && psn != c->own_cur) {
 			/* Not prompted by the peer: the local ACK timer fired.
-			 * Take the largest exponent with 4.096 us * 2^t <= the
-			 * gap (9.7.6.1.3), over every such resend. */
-			uint64_t gap = a->f->t_ns - pc->f->t_ns;
+			 * It ran since the packet's last copy went out or the
+			 * last answer that made progress came in, whichever is
+			 * later (9.7.6.1.3); take the largest exponent with
+			 * 4.096 us * 2^t <= that gap, over every such go-back. */
+			uint64_t from = prev->f->t_ns > c->ack_t ? prev->f->t_ns : c->ack_t;
+			uint64_t gap = a->f->t_ns > from ? a->f->t_ns - from : 0;
 			uint8_t t = 0;
 			while (t < 31 && (4096ull << (t + 1)) <= gap)
 				t++;
@@ -833,9 +918,16 @@ static int own_seq(struct dctx *d, size_t idx)
 		a->first = true; /* what the packet carries comes from here */
 	}
 	unsigned *cnt = count_of(d, a->conn, false, psn);
-	if (!cnt)
+	if (!cnt || hput(&d->map, hkey(a->conn, HK_OWN_REQ, psn), idx))
 		return -ENOMEM;
 	(*cnt)++;
+	if (oi->flags & DROCE_OPF_READ) {
+		size_t *nr = realloc(d->reads, (d->nreads + 1) * sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		d->reads = nr;
+		d->reads[d->nreads++] = idx;
+	}
 	c->own_cur = psn_add(psn, n);
 	if (psn_lt(c->own_next, c->own_cur))
 		c->own_next = c->own_cur;
@@ -933,8 +1025,17 @@ static int own_requests(struct dctx *d)
 		struct fr *a = &d->fr[i];
 		if (a->conn < 0 || !a->p.op || a->r != DROCE_PARSE_OK || (a->p.op->flags & DROCE_OPF_CNP))
 			continue;
-		if (a->role == DROCE_RP_PEER)
+		if (a->role == DROCE_RP_PEER) {
 			peer_nak_seen(d, a, i);
+			if (is_trigger(a)) {
+				d->conns[a->conn].trig_t = a->t_seen ? a->t_seen : a->f->t_ns;
+				d->conns[a->conn].trig_frame = i;
+			}
+			if (!a->gone && !(a->p.op->flags & DROCE_OPF_REQ) &&
+			    (!(a->p.op->hdrs & DROCE_HDR_AETH) ||
+			     (a->p.h.ext.aeth.syndrome & DROCE_AETH_TYPE_MASK) == DROCE_AETH_ACK))
+				d->conns[a->conn].ack_t = a->t_seen ? a->t_seen : a->f->t_ns;
+		}
 		else if (a->role == DROCE_RP_OWN && (a->p.op->flags & DROCE_OPF_REQ) && (r = own_seq(d, i)))
 			return r;
 	}
@@ -1004,8 +1105,6 @@ static int peer_response(struct dctx *d, struct fr *a)
 	uint32_t psn = a->p.h.bth.psn;
 	if (oi->hdrs & DROCE_HDR_AETH) {
 		uint8_t syn = a->p.h.ext.aeth.syndrome;
-		if ((syn & DROCE_AETH_TYPE_MASK) != DROCE_AETH_ACK)
-			c->last_peer_nak_t = a->f->t_ns;
 		if ((syn & DROCE_AETH_TYPE_MASK) == DROCE_AETH_NAK &&
 		    (syn & DROCE_AETH_VALUE_MASK) != DROCE_NAK_PSN_SEQ_ERR)
 			c->error_nak = true;
@@ -1042,16 +1141,16 @@ static int peer_response(struct dctx *d, struct fr *a)
 }
 
 /*
- * Did the side prompt the peer's resend @p a of a request it first sent at
- * @p since (a NAK, an RNR NAK, a READ response or atomic ACK out of order
+ * Did the side prompt the peer's resend @p a of a request whose first frame
+ * is @p since (a NAK, an RNR NAK, a READ response or atomic ACK out of order
  * for it)? If not, the peer's ACK timer fired: the side's answer to the
  * original, which the capture does not show, was lost on the way.
  */
-static bool prompted(struct dctx *d, const struct fr *a, uint64_t since)
+static bool prompted(struct dctx *d, const struct fr *a, size_t since)
 {
-	for (size_t j = 0; j < d->nfr && &d->fr[j] != a; j++) {
+	for (size_t j = since; j < d->nfr && &d->fr[j] != a; j++) {
 		const struct fr *b = &d->fr[j];
-		if (b->role != DROCE_RP_OWN || b->conn != a->conn || !b->p.op || b->f->t_ns < since ||
+		if (b->role != DROCE_RP_OWN || b->conn != a->conn || !b->p.op ||
 		    (b->p.op->flags & (DROCE_OPF_REQ | DROCE_OPF_CNP)))
 			continue;
 		bool nak = (b->p.op->hdrs & DROCE_HDR_AETH) &&
@@ -1080,7 +1179,7 @@ static int lost_answers(struct dctx *d, const struct fr *a)
 	 * answering the duplicate: answers to the original may still follow
 	 * in the capture (they crossed the request on the wire). */
 	struct msg *m = &d->msgs[mi];
-	if (m->resp_started || !prompted(d, a, m->t_ns)) {
+	if (m->resp_started || !prompted(d, a, m->first_idx)) {
 		m->dup_pending = true;
 		m->dup_psn = a->p.h.bth.psn;
 	}
@@ -1220,6 +1319,19 @@ static int own_response(struct dctx *d, struct fr *a)
 			m->resp_started = true;
 			m->resp_next = m->first_psn;
 		}
+		size_t off = (size_t)((psn - m->first_psn) & PSN_MASK) * c->mtu;
+		struct region *r = region_of(d, m->rkey);
+		if (psn_lt(psn, m->resp_next)) {
+			/* before taking it as the answer to a duplicate */
+			struct dlost *l = arrived_late(d, (size_t)(a - d->fr), true, m->resp_next);
+			if (l) {
+				l->late = a->f->num; /* delayed, not lost: its copy is counted */
+				long k = learn(d, r, m->va + off, a->p.payload, a->p.h.payload_len,
+					       m->req_seq);
+				return k >= 0 ? off_wire(d, a, r, m->va + off, k) : 0;
+			}
+			c->resp_epoch++; /* answered again */
+		}
 		if (settle_dup(d, m, psn))
 			return -ENOMEM;
 		if (psn != m->resp_next && !psn_lt(psn, m->resp_next))
@@ -1232,8 +1344,6 @@ static int own_response(struct dctx *d, struct fr *a)
 		(*cnt)++;
 		if (!psn_lt(psn_add(psn, 1), m->resp_next))
 			m->resp_next = psn_add(psn, 1);
-		size_t off = (size_t)((psn - m->first_psn) & PSN_MASK) * c->mtu;
-		struct region *r = region_of(d, m->rkey);
 		long k = learn(d, r, m->va + off, a->p.payload, a->p.h.payload_len, m->req_seq);
 		if (k >= 0)
 			return off_wire(d, a, r, m->va + off, k);
@@ -1599,6 +1709,13 @@ static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *o
 	if (any_ack_by_own)
 		fputs("# how many packets one ACK covers is the responder's choice (IBTA 9.7.5.1.1)\n"
 		      "allow ack-coalescing\n", out);
+	if (d->retrans_own)
+		fputs("# how far a requester runs before a NAK reaches it and it goes back is its\n"
+		      "# window and its link's pace, not the protocol\n"
+		      "allow send-ahead\n"
+		      "# and its timers run from when it sent: droce sends no request earlier than the\n"
+		      "# side's of the same rank did\n"
+		      "pace requests\n", out);
 	for (size_t i = 0; i < d->ncross; i++) {
 		fprintf(out, "deliver %u at=", d->cross[i].frame);
 		put_time(out, d->cross[i].at);
@@ -1609,11 +1726,12 @@ static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *o
 	for (size_t i = 0; i < d->nlost; i++) {
 		const struct dlost *l = &d->lost[i];
 		/* A request PSN inside a READ's response range is no packet. */
-		bool pkt = l->resp;
-		for (size_t j = 0; j < d->nfr && !pkt; j++)
-			pkt = d->fr[j].role == DROCE_RP_OWN && d->fr[j].conn == l->conn && d->fr[j].p.op &&
-			      (d->fr[j].p.op->flags & DROCE_OPF_REQ) && d->fr[j].p.h.bth.psn == l->psn;
-		if (!pkt)
+		if (l->late) {
+			fprintf(out, "late %u copy=%u  # delayed on the wire, not lost: compared out of place\n",
+				l->late, l->copy);
+			continue;
+		}
+		if (!l->resp && !own_frame_at(d, l->conn, l->psn))
 			continue;
 		if (!said)
 			fputs("# packets of the side the capture lacks (lost before the capture point)\n", out);
@@ -1735,6 +1853,8 @@ out:
 		free(d->regions[i].wseq);
 	}
 	free(d->pc);
+	hfree(&d->map);
+	free(d->reads);
 	free(d->lost);
 	free(d->cross);
 	free(d->fr);

@@ -31,7 +31,7 @@ struct pctx {
 	unsigned line;
 	char *err;
 	size_t errlen;
-	unsigned wr_cap, mem_cap, wc_cap, skip_cap, gap_cap, lost_cap, deliver_cap;
+	unsigned wr_cap, mem_cap, wc_cap, skip_cap, gap_cap, lost_cap, deliver_cap, late_cap;
 };
 
 /* @p rel relative to @p dir (absolute paths stay). @return 0 or -1 if too long. */
@@ -859,6 +859,27 @@ static int line_deliver(struct pctx *c, char **tok, int ntok)
 	return 0;
 }
 
+/* "late N [copy=K]" */
+static int line_late(struct pctx *c, char **tok, int ntok)
+{
+	struct droce_rp_scenario *s = c->s;
+	struct droce_rp_late v = { .line = c->line };
+	int r;
+	if (ntok < 2 || ntok > 3 || (ntok == 3 && strncmp(tok[2], "copy=", 5)))
+		return fail(c, "late: expected 'late FRAME [copy=K]'");
+	if ((r = parse_u32(c, "late frame", tok[1], UINT32_MAX, &v.frame)) ||
+	    (ntok == 3 && (r = parse_u32(c, "copy", tok[2] + 5, 1000000, &v.copy))))
+		return r;
+	if (!v.frame)
+		return fail(c, "late: frames are numbered from 1");
+	void *nv = grow(c, s->lates, s->nlates, &c->late_cap, sizeof(*s->lates), MAX_LIST, "late lines", &r);
+	if (!nv)
+		return r;
+	s->lates = nv;
+	s->lates[s->nlates++] = v;
+	return 0;
+}
+
 static int line_check(struct pctx *c, char **tok, int ntok)
 {
 	static const struct { const char *n; unsigned f; } checks[] = {
@@ -948,17 +969,28 @@ static int parse_line(struct pctx *c, char *line)
 	if (!strcmp(d, "expect-gap"))
 		return line_gap(c, tok, ntok);
 	if (!strcmp(d, "allow")) {
-		if (ntok != 2 || strcmp(tok[1], "ack-coalescing"))
-			return fail(c, "allow: only 'allow ack-coalescing' is known");
-		s->allow_ack_coalescing = true;
+		if (ntok == 2 && !strcmp(tok[1], "ack-coalescing"))
+			s->allow_ack_coalescing = true;
+		else if (ntok == 2 && !strcmp(tok[1], "send-ahead"))
+			s->allow_send_ahead = true;
+		else
+			return fail(c, "allow: expected 'allow ack-coalescing' or 'allow send-ahead'");
 		return 0;
 	}
 	if (!strcmp(d, "check"))
 		return line_check(c, tok, ntok);
+	if (!strcmp(d, "pace")) {
+		if (ntok != 2 || strcmp(tok[1], "requests"))
+			return fail(c, "pace: only 'pace requests' is known");
+		s->pace_requests = true;
+		return 0;
+	}
 	if (!strcmp(d, "lost"))
 		return line_lost(c, tok, ntok);
 	if (!strcmp(d, "deliver"))
 		return line_deliver(c, tok, ntok);
+	if (!strcmp(d, "late"))
+		return line_late(c, tok, ntok);
 	if (!strcmp(d, "impair")) {
 		/* checked by the runner, which owns the shim's parser */
 		if (ntok != 2 || strlen(tok[1]) >= sizeof(s->impair))
@@ -1082,5 +1114,6 @@ void droce_rp_scenario_free(struct droce_rp_scenario *s)
 	free(s->gaps);
 	free(s->lost);
 	free(s->delivers);
+	free(s->lates);
 	free(s);
 }

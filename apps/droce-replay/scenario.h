@@ -145,6 +145,18 @@ struct droce_rp_deliver {
 	uint64_t at_ns;
 };
 
+/*
+ * "late N [copy=K]": the side's capture frame N (its K-th copy of that
+ * packet) was delayed on the wire and arrived after later ones (netem's
+ * reorder in front of tcpdump): it is compared with droce's K-th copy of
+ * the same PSN wherever droce sent it.
+ */
+struct droce_rp_late {
+	unsigned line;
+	unsigned frame;
+	unsigned copy;
+};
+
 struct droce_rp_scenario {
 	char path[4096];         /**< the scenario file */
 	char capture[4096];      /**< resolved against the scenario's directory */
@@ -170,11 +182,15 @@ struct droce_rp_scenario {
 	struct droce_rp_gap *gaps;
 	unsigned ngaps;
 	bool allow_ack_coalescing;
+	bool allow_send_ahead;   /**< first copies of requests may go out earlier (compare.h) */
+	bool pace_requests;      /**< "pace requests": droce's k-th request to a QP no earlier than the side's */
 	unsigned checks;         /**< DROCE_RP_CHECK_* */
 	struct droce_rp_lost *lost;
 	unsigned nlost;
 	struct droce_rp_deliver *delivers;
 	unsigned ndelivers;
+	struct droce_rp_late *lates;
+	unsigned nlates;
 	/** "impair SPEC": the side received through droce's seeded receive-side
 	 *  shim behind the capture point (droce-perf --impair SPEC); the replay
 	 *  passes the peer's frames through the same shim. Empty: none. */

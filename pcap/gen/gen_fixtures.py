@@ -797,6 +797,61 @@ def lossy_atomic():
     return c
 
 
+@case
+def lossy_reorder():
+    c = Case('lossy-reorder', 'reordering link, droce as requester to rxe: a READ_RESPONSE_MIDDLE '
+             'delayed on the wire (netem reorder): droce re-requests at the gap, takes the late '
+             'packet in sequence, re-requests again at the LAST now out of sequence; rxe answers both')
+    c.qp(sq=700)
+    mem = data(1024, 53)
+    req_regions(c)
+    post(c, 1, 'read', 0, 1024, mr='dst', extra=' raddr=%#x rkey=%#x' % (PADDR, PKEY_PEER))
+    c.own('READ_REQ', 700, reth=(PADDR, PKEY_PEER, 1024), ackreq=True)
+    c.peer('READ_RESP_FIRST', 700, payload=mem[:256], aeth=(ack(), 1))
+    c.peer('READ_RESP_MIDDLE', 702, payload=mem[512:768], dt=2000)   # 701 overtaken
+    c.own('READ_REQ', 701, reth=(PADDR + 256, PKEY_PEER, 768), ackreq=True)
+    c.peer('READ_RESP_MIDDLE', 701, payload=mem[256:512], dt=1000)   # late, but next in sequence
+    c.peer('READ_RESP_LAST', 703, payload=mem[768:], aeth=(ack(), 1), dt=1000)  # 702 missing now
+    c.own('READ_REQ', 702, reth=(PADDR + 512, PKEY_PEER, 512), ackreq=True)
+    # rxe answers both re-requests
+    c.peer('READ_RESP_FIRST', 701, payload=mem[256:512], aeth=(ack(), 1), dt=30000)  # stale
+    c.peer('READ_RESP_MIDDLE', 702, payload=mem[512:768], dt=2000)
+    c.peer('READ_RESP_LAST', 703, payload=mem[768:], aeth=(ack(), 1), dt=2000)
+    c.peer('READ_RESP_FIRST', 702, payload=mem[512:768], aeth=(ack(), 1), dt=2000)  # stale
+    c.peer('READ_RESP_LAST', 703, payload=mem[768:], aeth=(ack(), 1), dt=2000)
+    c.s('expect-mem dst 0 %s' % hexs(mem))
+    c.s('expect-wc q send wr=1 status=SUCCESS opcode=read')
+    return c
+
+
+@case
+def lossy_reorder_write():
+    c = Case('lossy-reorder-write', 'reordering link, droce as responder to rxe: a WRITE_MIDDLE '
+             'overtaken on the wire: droce NAKs the gap, takes the late packet in sequence, NAKs '
+             'the next gap; rxe goes back from there')
+    c.qp(rq=600)
+    resp_region(c)
+    w = data(1024, 54)
+    reth = (RADDR, RKEY, 1024)
+    c.peer('WRITE_FIRST', 600, payload=w[:256], reth=reth)
+    c.own('ACK', 600, aeth=(ack(), 0))
+    c.peer('WRITE_MIDDLE', 602, payload=w[512:768], dt=2000)          # overtook 601
+    c.own('ACK', 601, aeth=(nak(NAK_PSN_SEQ), 0))
+    c.peer('WRITE_MIDDLE', 601, payload=w[256:512], dt=1000)          # late, next in sequence
+    c.own('ACK', 601, aeth=(ack(), 0))
+    c.peer('WRITE_LAST', 603, payload=w[768:], ackreq=True, dt=1000)  # 602 expected now
+    c.own('ACK', 602, aeth=(nak(NAK_PSN_SEQ), 0))
+    # rxe goes back from 602: NAK 602 acknowledges 601 (9.7.5.2.2)
+    c.peer('WRITE_MIDDLE', 602, payload=w[512:768], dt=30000)
+    c.own('ACK', 602, aeth=(ack(), 0))
+    c.peer('WRITE_LAST', 603, payload=w[768:], ackreq=True, dt=2000)
+    c.own('ACK', 603, aeth=(ack(), 1))
+    c.s('expect-mem r 0 %s' % hexs(w))
+    c.s('expect-wc none')
+    c.s('allow ack-coalescing  # droce may ACK packets without AckReq too (9.7.5.1.1)')
+    return c
+
+
 def main():
     global OUT
     if len(sys.argv) > 1:

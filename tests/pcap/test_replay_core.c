@@ -48,7 +48,7 @@ static void test_parse_ok(void **state)
 		      "post q wr=4 op=write-imm mr=r off=0 len=8 raddr=0x5000 rkey=7 imm=0x10 at=2ms unsignaled\n"
 		      "expect-mem r 0 hex:0102  # comment\n"
 		      "expect-wc q recv wr=3 status=SUCCESS opcode=recv len=16\n"
-		      "skip-frame 3 4\nallow ack-coalescing\ncheck credits ackreq\ndrain 5ms\n"
+		      "skip-frame 3 4\nallow ack-coalescing\nallow send-ahead\ncheck credits ackreq\ndrain 5ms\n"
 		      "expect-gap 2 3 10us\n",
 		      &s, err, sizeof(err));
 	assert_int_equal(r, 0);
@@ -69,6 +69,7 @@ static void test_parse_ok(void **state)
 	assert_true(s->wrs[1].flags & DROCE_RP_WR_UNSIGNALED);
 	assert_int_equal(s->nskip, 2);
 	assert_true(s->allow_ack_coalescing);
+	assert_true(s->allow_send_ahead);
 	assert_int_equal(s->checks, DROCE_RP_CHECK_CREDITS | DROCE_RP_CHECK_ACKREQ);
 	assert_int_equal(s->drain_ns, 5000000);
 	assert_true(s->check_wcs);
@@ -123,6 +124,10 @@ static void test_parse_errors(void **state)
 	expect_error(HEAD QP "deliver 3\n", ":5:", "deliver FRAME at=TIME");
 	expect_error(HEAD QP "impair\n", ":5:", "impair SPEC");
 	expect_error(HEAD QP "check migreq bits\n", ":5:", "unknown field 'bits'");
+	expect_error(HEAD QP "pace responses\n", ":5:", "only 'pace requests'");
+	expect_error(HEAD QP "late 0\n", ":5:", "numbered from 1");
+	expect_error(HEAD QP "late 3 k=1\n", ":5:", "late FRAME [copy=K]");
+	expect_error(HEAD QP "allow everything\n", ":5:", "'allow send-ahead'");
 }
 
 /* The lossy-capture directives (issue 10 item 5) and the policy check. */
@@ -132,7 +137,7 @@ static void test_parse_lossy(void **state)
 	struct droce_rp_scenario *s = NULL;
 	char err[256] = "";
 	assert_int_equal(parse(HEAD QP "lost q req 7 copy=1\nlost q resp 9\ndeliver 4 at=12us\n"
-			       "impair drop=0.02,reorder=0.01,seed=3\ncheck migreq\n",
+			       "impair drop=0.02,reorder=0.01,seed=3\ncheck migreq\npace requests\nlate 6 copy=1\n",
 			       &s, err, sizeof(err)), 0);
 	assert_int_equal(s->nlost, 2);
 	assert_int_equal(s->lost[0].qp, 0);
@@ -146,6 +151,10 @@ static void test_parse_lossy(void **state)
 	assert_int_equal(s->delivers[0].at_ns, 12000);
 	assert_string_equal(s->impair, "drop=0.02,reorder=0.01,seed=3");
 	assert_int_equal(s->checks, DROCE_RP_CHECK_MIGREQ);
+	assert_true(s->pace_requests);
+	assert_int_equal(s->nlates, 1);
+	assert_int_equal(s->lates[0].frame, 6);
+	assert_int_equal(s->lates[0].copy, 1);
 	droce_rp_scenario_free(s);
 }
 
@@ -352,6 +361,77 @@ static void test_compare_lost(void **state)
 	assert_true(droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL) > 0);
 	fx.s->lost = NULL;
 	fx.s->nlost = 0;
+	droce_rp_scenario_free(fx.s);
+}
+
+/*
+ * "allow send-ahead": how far a requester runs before it goes back after a
+ * NAK is its pace. The capture: 1 2, NAK, 2 3 4; droce ran on to 4 first.
+ */
+/* "late N copy=K": the side's frame N came late through the network, compared out of place. */
+static void test_compare_late(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	fx_init(&fx);
+	/* the capture: 1, 3, 2 (2 overtaken by 3) */
+	fx_expect(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, 1, 0, 0);
+	fx_expect(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, 3, 0, 0);
+	fx_expect(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, 2, 0, 0);
+	fx_got(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, 1, 0, 0, 1000, 64);
+	fx_got(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, 2, 0, 0, 1000, 64);
+	fx_got(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, 3, 0, 0, 1000, 64);
+	assert_true(droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL) > 0);
+	struct droce_rp_late lt = { .frame = 3, .copy = 0 };
+	fx.s->lates = &lt;
+	fx.s->nlates = 1;
+	assert_int_equal(droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL), 0);
+	/* droce never sending it is still a difference */
+	fx.ngot = 0;
+	fx_got(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, 1, 0, 0, 1000, 64);
+	fx_got(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, 3, 0, 0, 1000, 64);
+	assert_int_equal(droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL), 1);
+	fx.s->lates = NULL;
+	fx.s->nlates = 0;
+	droce_rp_scenario_free(fx.s);
+}
+
+static void test_compare_send_ahead(void **state)
+{
+	(void)state;
+	static const uint32_t cap[] = { 1, 2, 2, 3, 4 }, ahead[] = { 1, 2, 3, 4, 2, 3, 4 },
+			      wrong[] = { 1, 2, 3, 9, 2, 3, 4 }, short_[] = { 1, 2, 3, 4, 2, 4 };
+	struct { const uint32_t *psn; size_t n; unsigned plain, allowed; } c[] = {
+		{ ahead, 7, 1, 0 },  /* ran ahead: a difference only without the allowance */
+		{ wrong, 7, 1, 1 },  /* a PSN the side never sends: always a difference */
+		{ short_, 6, 1, 1 }, /* 3 not resent: always a difference */
+		{ cap, 5, 0, 0 },
+	};
+	for (size_t k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		struct fixture fx;
+		fx_init(&fx);
+		for (size_t i = 0; i < 5; i++)
+			fx_expect(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, cap[i], 0, 0);
+		for (size_t i = 0; i < c[k].n; i++)
+			fx_got(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, c[k].psn[i], 0, 0, 1000, 64);
+		unsigned plain = droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL);
+		fx.s->allow_send_ahead = true;
+		unsigned allowed = droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL);
+		if ((plain > 0) != (c[k].plain > 0) || (allowed > 0) != (c[k].allowed > 0))
+			fail_msg("case %zu: %u differences plain, %u with send-ahead", k, plain, allowed);
+		droce_rp_scenario_free(fx.s);
+	}
+	/* and the other way: the side ran further than droce */
+	struct fixture fx;
+	fx_init(&fx);
+	static const uint32_t far[] = { 1, 2, 3, 4, 2, 3, 4 }, slow[] = { 1, 2, 2, 3, 4 };
+	for (size_t i = 0; i < 7; i++)
+		fx_expect(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, far[i], 0, 0);
+	for (size_t i = 0; i < 5; i++)
+		fx_got(&fx, DROCE_OP_RC_RDMA_WRITE_ONLY, slow[i], 0, 0, 1000, 64);
+	assert_true(droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL) > 0);
+	fx.s->allow_send_ahead = true;
+	assert_int_equal(droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL), 0);
 	droce_rp_scenario_free(fx.s);
 }
 
@@ -738,6 +818,8 @@ int main(void)
 		cmocka_unit_test(test_compare_policy),
 		cmocka_unit_test(test_compare_fetch_add_compare_field),
 		cmocka_unit_test(test_compare_lost),
+		cmocka_unit_test(test_compare_late),
+		cmocka_unit_test(test_compare_send_ahead),
 		cmocka_unit_test(test_compare_coalescing),
 		cmocka_unit_test(test_compare_per_qp_order),
 		cmocka_unit_test(test_rewrite),
