@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -265,6 +266,12 @@ DV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq *
 			errno = EAGAIN;
 			return -1;
 		}
+		/* Sleep on the channel: whoever raises the next event (the
+		 * progress thread, which takes over while we are away) bumps
+		 * the eventfd. Bounded, so that comm-core-less progress and a
+		 * raise that raced our scan cost at most one wait. */
+		struct pollfd pfd = {.fd = channel->fd, .events = POLLIN};
+		(void)poll(&pfd, 1, 1);
 	}
 }
 
