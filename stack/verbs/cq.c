@@ -119,6 +119,8 @@ int dv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	struct dv_context *c = cq->c;
 	if (n < 0 || (n && !wc))
 		return -EINVAL;
+	if (cq->cc)
+		return dv_comm_poll_cq(cq, n, wc);
 	dv_lock(c);
 	int got = take_stash(cq, n, wc);
 	int r = 0;
@@ -155,6 +157,11 @@ unsigned dv_scan_armed(struct dv_context *c)
 	for (struct dv_cq *cq = c->cqs; cq; cq = cq->next) {
 		if (!cq->armed)
 			continue;
+		if (cq->cc) {
+			if (dv_comm_pull(cq))
+				raise_event(cq);
+			continue;
+		}
 		unsigned room = cq->stash_cap - cq->stash_n;
 		while (room) {
 			struct droce_wc d[32];
@@ -309,6 +316,10 @@ DV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ic, int cqe, void *cq
 	dv_lock(c);
 	cq->dcq = droce_create_cq(c->dctx, (unsigned)cqe);
 	int e = errno;
+	if (cq->dcq && c->comm && (e = dv_comm_bind(cq))) {
+		droce_destroy_cq(cq->dcq);
+		cq->dcq = NULL;
+	}
 	if (cq->dcq) {
 		cq->next = c->cqs;
 		c->cqs = cq;
@@ -338,7 +349,9 @@ DV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 	struct dv_cq *cq = (struct dv_cq *)ibcq;
 	struct dv_context *c = cq->c;
 	dv_lock(c);
-	int r = droce_destroy_cq(cq->dcq);
+	/* In comm mode the droce CQ stays bound to its channel (comm.h has no
+	 * unbind) and goes with the context; its QPs are gone, so it is idle. */
+	int r = cq->users ? -EBUSY : cq->cc ? 0 : droce_destroy_cq(cq->dcq);
 	if (r == 0) {
 		for (struct dv_cq **pp = &c->cqs; *pp; pp = &(*pp)->next)
 			if (*pp == cq) {
