@@ -85,8 +85,9 @@ int dv_comm_bind(struct dv_cq *cq)
 }
 
 /* Ring entries of @p cq into its stash. Consumer lock held. */
-static void pull(struct dv_cq *cq)
+static unsigned pull(struct dv_cq *cq)
 {
+	unsigned moved = 0;
 	while (cq->stash_n < cq->stash_cap) {
 		struct droce_wc d[32];
 		unsigned room = cq->stash_cap - cq->stash_n;
@@ -100,22 +101,31 @@ static void pull(struct dv_cq *cq)
 			dv_wc_convert(&d[i], &cq->stash[slot]);
 			cq->stash_n++;
 		}
+		moved += (unsigned)r;
 	}
+	cq->stash_in += moved;
+	return moved;
 }
 
-bool dv_comm_pull(struct dv_cq *cq)
+unsigned dv_comm_pull(struct dv_cq *cq)
 {
 	spin_lock(&cq->cc->clock);
-	pull(cq);
-	bool any = cq->stash_n != 0;
+	unsigned moved = pull(cq);
 	spin_unlock(&cq->cc->clock);
-	return any;
+	return moved;
 }
 
 int dv_comm_poll_cq(struct dv_cq *cq, int n, struct ibv_wc *wc)
 {
 	struct dv_chan *ch = cq->cc;
 	int got = 0;
+	if (cq->armed) {
+		/* Event mode: completions pass the arm check first (cq.c). The
+		 * flag is only read here; it changes under the context lock. */
+		dv_lock(cq->c);
+		dv_armed_check(cq);
+		dv_unlock(cq->c);
+	}
 	spin_lock(&ch->clock);
 	while (got < n && cq->stash_n) {
 		wc[got++] = cq->stash[cq->stash_head];

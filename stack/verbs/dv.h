@@ -42,6 +42,8 @@ struct droce_port;
 #define DV_MAX_SGE 8u
 #define DV_MAX_INLINE 4096u
 #define DV_MAX_CQE (1u << 24)
+/** Smallest CQ granted (create_cq rounds cqe + 1 up to a power of two). */
+#define DV_MIN_CQE 64u
 #define DV_MAX_RD_ATOMIC 16u
 #define DV_MAX_QP 1024u
 #define DV_MAX_MR 4096u
@@ -180,6 +182,8 @@ struct dv_cq {
 	struct ibv_wc *stash;
 	unsigned stash_cap, stash_head, stash_n;
 	bool armed;
+	uint64_t stash_in;          /**< completions ever moved into the stash */
+	uint64_t arm_mark;          /**< stash_in when armed: more means an event */
 	uint32_t events;            /**< events raised */
 	uint32_t delivered;         /**< ... and handed out by get_cq_event() */
 	int overflowed;
@@ -198,14 +202,16 @@ struct dv_qp {
 void dv_wc_convert(const struct droce_wc *in, struct ibv_wc *out);
 /** Move completions of armed CQs into their stash; raise their channel. Lock held. */
 unsigned dv_scan_armed(struct dv_context *c);
+/** The same for one CQ. @return completions moved. */
+unsigned dv_armed_check(struct dv_cq *cq);
 
 /* comm.c */
 int dv_comm_open(struct dv_context *c);
 void dv_comm_close(struct dv_context *c);
 /** Give @p cq a channel. dv_lock held. @return 0 or a positive errno. */
 int dv_comm_bind(struct dv_cq *cq);
-/** Move @p cq's ring into its stash. @return whether the stash holds any. */
-bool dv_comm_pull(struct dv_cq *cq);
+/** Move @p cq's ring into its stash. @return how many moved. */
+unsigned dv_comm_pull(struct dv_cq *cq);
 int dv_comm_poll_cq(struct dv_cq *cq, int n, struct ibv_wc *wc);
 int dv_comm_post_send(struct dv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int dv_comm_post_recv(struct dv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
