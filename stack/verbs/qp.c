@@ -176,6 +176,13 @@ DV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	struct dv_qp *qp = (struct dv_qp *)ibqp;
 	struct dv_context *c = qp->c;
 	dv_lock(c);
+	if (c->comm) {
+		/* Commands for this QP may still wait in a ring: let the comm
+		 * poll take them (we hold the context, so we run it) before the
+		 * droce QP goes. Bounded: other QPs' traffic keeps it busy. */
+		for (unsigned i = 0; i < 1000 && droce_comm_poll(c->comm, dv_now(c)); i++)
+			;
+	}
 	if (c->dev->stats)
 		print_stats(qp);
 	int r = droce_destroy_qp(qp->dqp);
