@@ -8,14 +8,16 @@
  * into the CQ's stash (converted to ibv_wc), counts an event, and bumps the
  * channel's eventfd, so a program that poll()s channel->fd wakes up too.
  * poll_cq() hands out the stash first, then the droce CQ: order is kept.
- * An arm with completions already queued fires at once: rdma-core programs
- * arm, then poll, so this never loses a wake-up and at worst gives one
- * event with nothing new.
+ * An armed CQ fires for the first completion that arrives after the arm
+ * (counted by stash_in against arm_mark), as hardware does; while armed,
+ * poll_cq() also takes completions through the stash so none slips past
+ * its event.
  */
 #include "verbs/dv.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -126,7 +128,13 @@ int dv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	struct dv_context *c = cq->c;
 	if (n < 0 || (n && !wc))
 		return -EINVAL;
+	if (cq->cc)
+		return dv_comm_poll_cq(cq, n, wc);
 	dv_lock(c);
+	/* An armed CQ's completions pass through the stash, so that one the
+	 * application takes before the progress thread's scan still raises
+	 * its event (hardware raises it when the CQE is written). */
+	dv_armed_check(cq);
 	int got = take_stash(cq, n, wc);
 	int r = 0;
 	if (got < n) {
@@ -134,9 +142,11 @@ int dv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		if (r > 0)
 			got += r;
 		if (got == 0 && r == 0 && dv_poll_inline(c)) {
-			r = drain(cq, n, wc);
+			dv_armed_check(cq);
+			got = take_stash(cq, n, wc);
+			r = drain(cq, n - got, wc + got);
 			if (r > 0)
-				got = r;
+				got += r;
 		}
 	}
 	dv_unlock(c);
@@ -154,37 +164,57 @@ static void raise_event(struct dv_cq *cq)
 	}
 }
 
+/* Move what the droce CQ holds into the stash. Lock held. @return how many. */
+static unsigned pull(struct dv_cq *cq)
+{
+	unsigned moved = 0;
+	while (cq->stash_n < cq->stash_cap) {
+		struct droce_wc d[32];
+		unsigned room = cq->stash_cap - cq->stash_n;
+		int r = droce_poll_cq(cq->dcq, room < 32 ? (int)room : 32, d);
+		if (r <= 0) {
+			if (r < 0)
+				cq->overflowed = r;
+			break;
+		}
+		for (int i = 0; i < r; i++) {
+			unsigned slot = cq->stash_head + cq->stash_n;
+			if (slot >= cq->stash_cap)
+				slot -= cq->stash_cap;
+			dv_wc_convert(&d[i], &cq->stash[slot]);
+			cq->stash_n++;
+		}
+		moved += (unsigned)r;
+	}
+	cq->stash_in += moved;
+	return moved;
+}
+
+/*
+ * IBTA 11.4.2.2 / rdma-core: an armed CQ raises one event for the next
+ * completion added after it was armed. Completions already queued when it
+ * was armed do not count: perftest -e re-arms a CQ before it polls it, and
+ * an event for what it is about to poll would be taken, later, for another
+ * CQ's completion. dv_lock held (and the consumer lock in comm mode, via
+ * dv_comm_pull()).
+ */
+unsigned dv_armed_check(struct dv_cq *cq)
+{
+	if (!cq->armed)
+		return 0;
+	unsigned moved = cq->cc ? dv_comm_pull(cq) : pull(cq);
+	if (cq->stash_in != cq->arm_mark || cq->overflowed)
+		raise_event(cq);
+	return moved;
+}
+
 unsigned dv_scan_armed(struct dv_context *c)
 {
 	if (!c->n_armed)
 		return 0;
 	unsigned moved = 0;
-	for (struct dv_cq *cq = c->cqs; cq; cq = cq->next) {
-		if (!cq->armed)
-			continue;
-		unsigned room = cq->stash_cap - cq->stash_n;
-		while (room) {
-			struct droce_wc d[32];
-			int k = room < 32 ? (int)room : 32;
-			int r = droce_poll_cq(cq->dcq, k, d);
-			if (r <= 0) {
-				if (r < 0)
-					cq->overflowed = r;
-				break;
-			}
-			for (int i = 0; i < r; i++) {
-				unsigned slot = cq->stash_head + cq->stash_n;
-				if (slot >= cq->stash_cap)
-					slot -= cq->stash_cap;
-				dv_wc_convert(&d[i], &cq->stash[slot]);
-				cq->stash_n++;
-			}
-			room -= (unsigned)r;
-			moved += (unsigned)r;
-		}
-		if (cq->stash_n || cq->overflowed)
-			raise_event(cq);
-	}
+	for (struct dv_cq *cq = c->cqs; cq; cq = cq->next)
+		moved += dv_armed_check(cq);
 	return moved;
 }
 
@@ -195,6 +225,12 @@ int dv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 		return 0; /* no channel: an event would go nowhere (rdma-core accepts it) */
 	dv_lock(cq->c);
 	if (!cq->armed) {
+		/* What is queued now is not news: take it in, then mark. */
+		if (cq->cc)
+			dv_comm_pull(cq);
+		else
+			pull(cq);
+		cq->arm_mark = cq->stash_in;
 		cq->armed = true;
 		cq->c->n_armed++;
 	}
@@ -273,6 +309,12 @@ DV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq *
 			errno = EAGAIN;
 			return -1;
 		}
+		/* Sleep on the channel: whoever raises the next event (the
+		 * progress thread, which takes over while we are away) bumps
+		 * the eventfd. Bounded, so that comm-core-less progress and a
+		 * raise that raced our scan cost at most one wait. */
+		struct pollfd pfd = {.fd = channel->fd, .events = POLLIN};
+		(void)poll(&pfd, 1, 1);
 	}
 }
 
@@ -295,6 +337,14 @@ DV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ic, int cqe, void *cq
 		return NULL;
 	}
 	struct dv_context *c = dv_ctx(ic);
+	/* Like hardware providers (mlx5 rounds cqe + 1 up to a power of two),
+	 * grant at least what was asked, with headroom: programs size CQs to
+	 * their queue depth exactly, and a droce CQ that fills moves its QPs
+	 * to ERR (IBTA 11.4.2.1). The size granted is what ibcq.cqe reports. */
+	unsigned depth = DV_MIN_CQE;
+	while (depth < (unsigned)cqe + 1 && depth < DV_MAX_CQE)
+		depth <<= 1;
+	cqe = (int)depth;
 	struct dv_cq *cq = calloc(1, sizeof(*cq));
 	if (cq)
 		cq->stash = calloc((size_t)cqe, sizeof(*cq->stash));
@@ -310,6 +360,10 @@ DV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ic, int cqe, void *cq
 	dv_lock(c);
 	cq->dcq = droce_create_cq(c->dctx, (unsigned)cqe);
 	int e = errno;
+	if (cq->dcq && c->comm && (e = dv_comm_bind(cq))) {
+		droce_destroy_cq(cq->dcq);
+		cq->dcq = NULL;
+	}
 	if (cq->dcq) {
 		cq->next = c->cqs;
 		c->cqs = cq;
@@ -339,7 +393,9 @@ DV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 	struct dv_cq *cq = (struct dv_cq *)ibcq;
 	struct dv_context *c = cq->c;
 	dv_lock(c);
-	int r = droce_destroy_cq(cq->dcq);
+	/* In comm mode the droce CQ stays bound to its channel (comm.h has no
+	 * unbind) and goes with the context; its QPs are gone, so it is idle. */
+	int r = cq->users ? -EBUSY : cq->cc ? 0 : droce_destroy_cq(cq->dcq);
 	if (r == 0) {
 		for (struct dv_cq **pp = &c->cqs; *pp; pp = &(*pp)->next)
 			if (*pp == cq) {

@@ -193,8 +193,10 @@ DV_EXPORT int ibv_query_device(struct ibv_context *ic, struct ibv_device_attr *a
 	a->max_qp = DV_MAX_QP;
 	a->max_qp_wr = DV_MAX_QP_WR;
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT;
-	a->max_sge = DV_MAX_SGE;
-	a->max_sge_rd = DV_MAX_SGE;
+	/* A comm-core ring carries at most DROCE_CHAN_MAX_SGE SGEs per WR. */
+	unsigned sge = dv_ctx(ic)->comm ? DROCE_CHAN_MAX_SGE : DV_MAX_SGE;
+	a->max_sge = (int)sge;
+	a->max_sge_rd = (int)sge;
 	a->max_cq = 1u << 16;
 	a->max_cqe = DV_MAX_CQE;
 	a->max_mr = DV_MAX_MR;

@@ -32,6 +32,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <droce/comm.h>
 #include <droce/droce.h>
 
 struct droce_port;
@@ -41,6 +42,8 @@ struct droce_port;
 #define DV_MAX_SGE 8u
 #define DV_MAX_INLINE 4096u
 #define DV_MAX_CQE (1u << 24)
+/** Smallest CQ granted (create_cq rounds cqe + 1 up to a power of two). */
+#define DV_MIN_CQE 64u
 #define DV_MAX_RD_ATOMIC 16u
 #define DV_MAX_QP 1024u
 #define DV_MAX_MR 4096u
@@ -71,6 +74,21 @@ void dv_gid_from_ip(const uint8_t ip[4], union ibv_gid *gid);
 int dv_ip_from_gid(const union ibv_gid *gid, uint8_t ip[4]);
 
 struct dv_context;
+
+/* DROCE_COMM_CORE mode (comm.c): channels (one per CQ), ring depth, and the
+ * largest inline payload and SGE count a WR may carry through a ring. */
+#define DV_COMM_CHANNELS 64u
+#define DV_COMM_DEPTH 1024u
+#define DV_COMM_MAX_INLINE 256u
+
+/** One comm-core channel as the verbs use it. */
+struct dv_chan {
+	struct droce_chan *ch;
+	atomic_int plock;           /**< producer side (posts) */
+	atomic_int clock;           /**< consumer side (polls, event scans) */
+	uint32_t produced;          /**< commands pushed: picks the bounce slot */
+	uint8_t *bounce;            /**< DV_COMM_DEPTH inline slots */
+};
 
 /** The one device of the process. */
 struct dv_device {
@@ -108,6 +126,9 @@ struct dv_context {
 	uint64_t tsc0;
 	double ns_per_tsc;
 	struct dv_cq *cqs;          /**< every CQ (events scan the armed ones) */
+	struct droce_comm *comm;    /**< DROCE_COMM_CORE mode, else NULL */
+	struct dv_chan chan[DV_COMM_CHANNELS];
+	unsigned n_chan;
 	unsigned n_armed;           /**< CQs armed by req_notify_cq (lock held) */
 	int async_fd;               /**< an eventfd that never fires: no async events */
 };
@@ -154,11 +175,15 @@ struct dv_cq {
 	struct droce_cq *dcq;
 	struct dv_channel *chan;
 	struct dv_cq *next;         /**< in the context's list */
+	struct dv_chan *cc;         /**< its comm-core channel (comm mode) */
+	unsigned users;             /**< QPs using it (lock held) */
 	/* Completions taken out of the droce CQ while looking for an event,
 	 * handed out first by poll_cq. */
 	struct ibv_wc *stash;
 	unsigned stash_cap, stash_head, stash_n;
 	bool armed;
+	uint64_t stash_in;          /**< completions ever moved into the stash */
+	uint64_t arm_mark;          /**< stash_in when armed: more means an event */
 	uint32_t events;            /**< events raised */
 	uint32_t delivered;         /**< ... and handed out by get_cq_event() */
 	int overflowed;
@@ -177,6 +202,21 @@ struct dv_qp {
 void dv_wc_convert(const struct droce_wc *in, struct ibv_wc *out);
 /** Move completions of armed CQs into their stash; raise their channel. Lock held. */
 unsigned dv_scan_armed(struct dv_context *c);
+/** The same for one CQ. @return completions moved. */
+unsigned dv_armed_check(struct dv_cq *cq);
+
+/* comm.c */
+int dv_comm_open(struct dv_context *c);
+void dv_comm_close(struct dv_context *c);
+/** Give @p cq a channel. dv_lock held. @return 0 or a positive errno. */
+int dv_comm_bind(struct dv_cq *cq);
+/** Move @p cq's ring into its stash. @return how many moved. */
+unsigned dv_comm_pull(struct dv_cq *cq);
+int dv_comm_poll_cq(struct dv_cq *cq, int n, struct ibv_wc *wc);
+int dv_comm_post_send(struct dv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int dv_comm_post_recv(struct dv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+/* qp.c: an ibv_send_wr as droce's (opcode and flags checked). @return 0 or EINVAL. */
+int dv_send_to_droce(const struct ibv_send_wr *w, struct droce_send_wr *d);
 
 /* The context ops (cq.c, qp.c). */
 int dv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);

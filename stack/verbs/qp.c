@@ -95,6 +95,12 @@ DV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 		return NULL;
 	}
 	struct dv_context *c = dv_ctx(pd->context);
+	if (c->comm && (ia->cap.max_send_sge > DROCE_CHAN_MAX_SGE ||
+			ia->cap.max_recv_sge > DROCE_CHAN_MAX_SGE ||
+			ia->cap.max_inline_data > DV_COMM_MAX_INLINE)) {
+		errno = EINVAL; /* what a WR can carry through a comm-core ring */
+		return NULL;
+	}
 	struct dv_qp *qp = calloc(1, sizeof(*qp));
 	if (!qp) {
 		errno = ENOMEM;
@@ -112,8 +118,11 @@ DV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 	qp->dqp = droce_create_qp(c->dctx, &d);
 	int e = errno;
 	struct droce_qp_attr qa;
-	if (qp->dqp)
+	if (qp->dqp) {
 		droce_query_qp(qp->dqp, &qa, 0);
+		((struct dv_cq *)ia->send_cq)->users++;
+		((struct dv_cq *)ia->recv_cq)->users++;
+	}
 	dv_unlock(c);
 	if (!qp->dqp) {
 		free(qp);
@@ -167,9 +176,20 @@ DV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	struct dv_qp *qp = (struct dv_qp *)ibqp;
 	struct dv_context *c = qp->c;
 	dv_lock(c);
+	if (c->comm) {
+		/* Commands for this QP may still wait in a ring: let the comm
+		 * poll take them (we hold the context, so we run it) before the
+		 * droce QP goes. Bounded: other QPs' traffic keeps it busy. */
+		for (unsigned i = 0; i < 1000 && droce_comm_poll(c->comm, dv_now(c)); i++)
+			;
+	}
 	if (c->dev->stats)
 		print_stats(qp);
 	int r = droce_destroy_qp(qp->dqp);
+	if (!r) {
+		((struct dv_cq *)ibqp->send_cq)->users--;
+		((struct dv_cq *)ibqp->recv_cq)->users--;
+	}
 	dv_unlock(c);
 	if (r)
 		return -r;
@@ -371,7 +391,7 @@ DV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask,
 	return 0;
 }
 
-static int send_to_droce(const struct ibv_send_wr *w, struct droce_send_wr *d)
+int dv_send_to_droce(const struct ibv_send_wr *w, struct droce_send_wr *d)
 {
 	memset(d, 0, sizeof(*d));
 	d->wr_id = w->wr_id;
@@ -415,12 +435,14 @@ int dv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr
 {
 	struct dv_qp *qp = (struct dv_qp *)ibqp;
 	struct dv_context *c = qp->c;
+	if (c->comm)
+		return dv_comm_post_send(qp, wr, bad);
 	int r = 0;
 	dv_lock(c);
 	for (; wr; wr = wr->next) {
 		struct droce_send_wr d;
 		struct droce_send_wr *dbad;
-		r = send_to_droce(wr, &d);
+		r = dv_send_to_droce(wr, &d);
 		if (!r)
 			r = -droce_post_send(qp->dqp, &d, &dbad);
 		if (r) {
@@ -438,6 +460,8 @@ int dv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr
 {
 	struct dv_qp *qp = (struct dv_qp *)ibqp;
 	struct dv_context *c = qp->c;
+	if (c->comm)
+		return dv_comm_post_recv(qp, wr, bad);
 	int r = 0;
 	dv_lock(c);
 	for (; wr; wr = wr->next) {

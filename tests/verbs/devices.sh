@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # suite verbs: ibv_devices (unmodified) lists droce0 when DROCE_PORT and
-# DROCE_IP are valid, and no device plus one clear line when they are not.
+# DROCE_IP are valid, ibv_devinfo -v shows an active RoCE v2 Ethernet port
+# with GID 0 = ::ffff:DROCE_IP, and no device plus one clear line when the
+# variables are bad.
 set -u
 run=$1
 command -v ibv_devices >/dev/null || { echo "SKIP: ibv_devices not installed"; exit 77; }
@@ -9,6 +11,17 @@ out=$(env -u DROCE_PORT -u DROCE_IP "$run" --port memif:server,socket=/tmp/unuse
   --ip 198.18.0.1 ibv_devices 2>&1)
 echo "$out"
 echo "$out" | grep -q '^ *droce0 ' || { echo "FAIL: droce0 not listed"; rc=1; }
+# ibv_devinfo opens the device (EAL and a memif server port) and queries it.
+if command -v ibv_devinfo >/dev/null; then
+  sock=/tmp/droce-devinfo-$$.sock
+  info=$(timeout 30 env -u DROCE_PORT -u DROCE_IP "$run" --port "memif:server,socket=$sock" \
+    --ip 198.18.0.1 ibv_devinfo -v 2>&1)
+  echo "$info" | grep -E 'hca_id|state|active_mtu|link_layer|GID'
+  for want in 'hca_id:.*droce0' 'state:.*PORT_ACTIVE' 'link_layer:.*Ethernet' \
+      'GID\[ *0\]:.*::ffff:198.18.0.1, RoCE v2'; do
+    echo "$info" | grep -q "$want" || { echo "FAIL: ibv_devinfo -v lacks '$want'"; rc=1; }
+  done
+fi
 check_bad() { # expected-message env...
   local want=$1; shift
   local out

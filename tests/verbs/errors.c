@@ -216,6 +216,12 @@ static int server(int fd)
 
 static void bad_calls(struct side *s)
 {
+	int nd = 0;
+	struct ibv_device **list = ibv_get_device_list(&nd);
+	errno = 0;
+	CHECK(nd == 1 && !ibv_open_device(list[0]) && errno == EBUSY,
+	      "open_device while open: NULL, EBUSY (%s)", strerror(errno));
+	ibv_free_device_list(list);
 	struct ibv_qp_init_attr ud = {.send_cq = s->cq, .recv_cq = s->cq, .qp_type = IBV_QPT_UD,
 				      .cap = {.max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
 					      .max_recv_sge = 1}};
