@@ -223,6 +223,11 @@ static void on_ack_pkt(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_
 		if (qp->state == DROCE_QPS_ERR)
 			return;
 		if (val == DROCE_NAK_PSN_SEQ_ERR) {
+			/* rxe follows an RNR NAK with a sequence NAK for the same
+			 * PSN (the rest of the burst was out of sequence to it): the
+			 * RNR wait already goes back there (9.7.5.2.8); no retry. */
+			if (qp->rnr_wait && psn == qp->una_psn)
+				return;
 			retry_from(qp, retry ? rpsn : psn, now);
 			return;
 		}
