@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "flow.h"
 #include "pattern.h"
 
 static inline uint8_t *slot_ptr(const struct perf *p, const struct perf_qp *q, uint64_t slot)
@@ -25,12 +26,6 @@ static struct perf_qp *qp_of(struct perf *p, uint32_t qpn)
 	return NULL;
 }
 
-/* Outstanding messages per QP: with --check a slot must not be rewritten
- * while a message using it is in flight (TX reads registered memory). */
-static unsigned depth(const struct perf *p)
-{
-	return p->o.check && p->slots < p->o.tx_depth ? p->slots : p->o.tx_depth;
-}
 
 static int post_one(struct perf *p, struct perf_qp *q, uint32_t size)
 {
@@ -74,7 +69,7 @@ int perf_run_bw(struct perf *p, uint32_t size, struct bw_result *out)
 	const uint64_t iters = p->o.iters;
 	const uint64_t dur_ns = (uint64_t)(p->o.duration * 1e9);
 	const uint64_t timeout_ns = (uint64_t)(p->o.timeout * 1e9);
-	const unsigned inflight = depth(p);
+	const unsigned inflight = perf_bw_flow(&p->o, p->slots).inflight;
 	uint64_t total = 0, want = dur_ns ? UINT64_MAX : iters * p->o.qps;
 	/* Peak: the best rate over windows of 1/20 of the run (at least tx_depth messages). */
 	uint64_t win = want == UINT64_MAX ? 4096 : want / 20;
@@ -170,7 +165,7 @@ static int post_recv_slot(struct perf *p, struct perf_qp *q, uint64_t slot)
 
 int perf_server_prepare(struct perf *p)
 {
-	bool recvs = p->o.test == PERF_SEND_BW || (p->o.test == PERF_WRITE_BW && p->o.check);
+	unsigned recvs = perf_bw_flow(&p->o, p->slots).recvs;
 
 	/* READ targets hold a pattern keyed by slot, which the client checks. */
 	if (p->o.test == PERF_READ_BW || p->o.test == PERF_READ_LAT)
@@ -181,7 +176,7 @@ int perf_server_prepare(struct perf *p)
 		return perf_lat_post_recv(p);
 	if (recvs)
 		for (unsigned i = 0; i < p->o.qps; i++)
-			for (uint64_t s = 0; s < p->slots; s++)
+			for (uint64_t s = 0; s < recvs; s++)
 				if (post_recv_slot(p, &p->qp[i], s))
 					return -EIO;
 	return 0;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "flow.h"
 #include "opts.h"
 #include "pattern.h"
 #include "report.h"
@@ -117,6 +118,39 @@ static void test_backend_options(void **state)
 		assert_int_equal(parse(&o, err, bad[i]), -EINVAL);
 }
 
+/* With --check no message may land in a slot the server has not verified:
+ * write_bw needs inflight + receives <= slots (found live against rxe, which
+ * RNR-NAKs a WRITE with immediate at its last packet after placing the
+ * others: with 16 slots, 16 in flight and 16 receives the client's message
+ * 16 overwrote slot 0 before the server verified message 0). */
+static void test_bw_flow_keeps_slots_safe(void **state)
+{
+	struct perf_opts o;
+	char err[128];
+	const char *tests[] = {"write_bw", "send_bw", "read_bw"};
+	const char *depths[] = {"1", "2", "3", "16", "128"};
+	for (unsigned t = 0; t < 3; t++)
+		for (unsigned d = 0; d < 5; d++)
+			for (unsigned slots = 2; slots <= 256; slots = slots * 2 + (slots & 1)) {
+				const char *a[] = {tests[t], "--check", "-t", depths[d], NULL};
+				assert_int_equal(parse(&o, err, a), 0);
+				struct perf_flow f = perf_bw_flow(&o, slots);
+				assert_true(f.inflight >= 1);
+				assert_true(f.inflight <= o.tx_depth);
+				if (t == 0) {
+					assert_true(f.recvs >= 1);
+					assert_true(f.inflight + f.recvs <= slots);
+				} else {
+					assert_true(f.inflight <= slots);
+					assert_int_equal(f.recvs, t == 1 ? slots : 0);
+				}
+			}
+	const char *nocheck[] = {"write_bw", "-t", "64", NULL};
+	assert_int_equal(parse(&o, err, nocheck), 0);
+	assert_int_equal(perf_bw_flow(&o, 4).inflight, 64);
+	assert_int_equal(perf_bw_flow(&o, 4).recvs, 0);
+}
+
 static void test_atomic_size_is_8(void **state)
 {
 	struct perf_opts o;
@@ -206,6 +240,7 @@ int main(void)
 		cmocka_unit_test(test_client_options_anywhere),
 		cmocka_unit_test(test_bad_command_lines),
 		cmocka_unit_test(test_backend_options),
+		cmocka_unit_test(test_bw_flow_keeps_slots_safe),
 		cmocka_unit_test(test_atomic_size_is_8),
 		cmocka_unit_test(test_lat_stats),
 		cmocka_unit_test(test_pattern),
