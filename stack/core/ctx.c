@@ -213,6 +213,7 @@ static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64
 	enum droce_service svc = droce_opcode_service(pkt.h.bth.opcode);
 	if (svc == DROCE_SVC_CNP) {
 		droce_tp_rx(qp, &pkt, now);
+		after_tp(ctx, qp);
 		ctx->stats.drop[DROCE_DROP_CNP_HANDLED]++;
 		return;
 	}
