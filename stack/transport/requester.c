@@ -54,16 +54,7 @@ void droce_req_reset(struct droce_qp *qp)
 	t->tmr.at = t->tmr.pace_at = 0;
 }
 
-void droce_req_wqe_done(struct droce_qp *qp)
-{
-	const struct droce_swqe *w = &qp->sq[qp->sq_una & qp->sq_mask];
-	if (is_rd_atomic(w->opcode) && qp->sq_una != qp->tp.sq_cur && qp->tp.rd_inflight)
-		qp->tp.rd_inflight--;
-	if (qp->tp.sq_cur == qp->sq_una) {
-		qp->tp.sq_cur++;
-		qp->tp.cur_pkt = 0;
-	}
-}
+
 
 static uint32_t count_rd_inflight(const struct droce_qp *qp)
 {
