@@ -3,7 +3,7 @@
  * Completion queues: a fixed ring that never overwrites. A completion that
  * finds it full is lost, flagged and counted (IBTA 11.4.2.1 CQ overrun);
  * droce_poll_cq() then reports -EOVERFLOW, and the QP that tried to complete
- * goes to ERR (droce_qp_complete).
+ * goes to ERR (droce_tp_complete, transport/error.c).
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -186,6 +186,22 @@ static bool dst_ip_ok(const struct droce_ctx *ctx, const struct droce_pkt *pkt)
 	return memcmp(pkt->h.net.dst_ip, ctx->p.ip, ctx->p.ip_version == 4 ? 4 : 16) == 0;
 }
 
+/* Two addresses equal, IPv4 in the first 4 bytes (a fixed-size compare per
+ * packet, not a libc call). */
+static inline bool ip_eq(const uint8_t *a, const uint8_t *b, bool v4)
+{
+	uint64_t x[2], y[2];
+	if (v4) {
+		uint32_t u, v;
+		memcpy(&u, a, 4);
+		memcpy(&v, b, 4);
+		return u == v;
+	}
+	memcpy(x, a, 16);
+	memcpy(y, b, 16);
+	return ((x[0] ^ y[0]) | (x[1] ^ y[1])) == 0;
+}
+
 /* IBTA 10.9.3: P_Keys match when the low 15 bits agree and at least one
  * side is a full member (bit 15). */
 static bool pkey_ok(uint16_t a, uint16_t b)
@@ -228,6 +244,7 @@ static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64
 	enum droce_service svc = droce_opcode_service(pkt.h.bth.opcode);
 	if (svc == DROCE_SVC_CNP) {
 		droce_tp_rx(qp, &pkt, now);
+		after_tp(ctx, qp);
 		ctx->stats.drop[DROCE_DROP_CNP_HANDLED]++;
 		return;
 	}
@@ -243,7 +260,7 @@ static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64
 	 * packet from any other address is not its peer's, whatever its PSN
 	 * (issue 8 item 9; rxe checks the source GID the same way). */
 	if (qp->state >= DROCE_QPS_RTR &&
-	    memcmp(pkt.h.net.src_ip, qp->attr.ah_attr.dst_ip, ctx->p.ip_version == 4 ? 4 : 16)) {
+	    !ip_eq(pkt.h.net.src_ip, qp->attr.ah_attr.dst_ip, ctx->p.ip_version == 4)) {
 		droce_ctx_drop(ctx, qp, DROCE_DROP_SRC_IP);
 		return;
 	}

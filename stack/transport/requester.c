@@ -14,7 +14,7 @@
  * that PSN with address and length adjusted (9.7.5.1.5 / C9-155).
  *
  * The send cursor (sq_cur, cur_pkt, cur_psn) moves in three places only:
- * advance after a packet left (sent_one), droce_req_rewind(), and
+ * advance() after a packet left, droce_req_rewind(), and
  * droce_req_wqe_done() when the completer retires the WQE under it.
  * sent_one() is also the single "request packet sent" point (cc on_sent, the
  * ACK timer; an RTT sampler hooks there).
@@ -54,16 +54,7 @@ void droce_req_reset(struct droce_qp *qp)
 	t->tmr.at = t->tmr.pace_at = 0;
 }
 
-void droce_req_wqe_done(struct droce_qp *qp)
-{
-	const struct droce_swqe *w = &qp->sq[qp->sq_una & qp->sq_mask];
-	if (is_rd_atomic(w->opcode) && qp->sq_una != qp->tp.sq_cur && qp->tp.rd_inflight)
-		qp->tp.rd_inflight--;
-	if (qp->tp.sq_cur == qp->sq_una) {
-		qp->tp.sq_cur++;
-		qp->tp.cur_pkt = 0;
-	}
-}
+
 
 static uint32_t count_rd_inflight(const struct droce_qp *qp)
 {
@@ -116,6 +107,22 @@ static uint8_t write_opcode(bool first, bool last, bool imm)
 	if (last)
 		return imm ? DROCE_OP_RC_RDMA_WRITE_LAST_WITH_IMMEDIATE : DROCE_OP_RC_RDMA_WRITE_LAST;
 	return DROCE_OP_RC_RDMA_WRITE_MIDDLE;
+}
+
+/* The cursor past the packet that just left: the next packet of the WQE,
+ * or the next WQE after its last one. */
+static void advance(struct droce_qp *qp, uint32_t next_psn, bool last, bool rda)
+{
+	struct droce_tp *t = &qp->tp;
+	t->cur_psn = next_psn;
+	if (last) {
+		t->sq_cur++;
+		t->cur_pkt = 0;
+		if (rda)
+			t->rd_inflight++;
+	} else {
+		t->cur_pkt++;
+	}
 }
 
 /* A request packet carrying PSNs up to @p next_psn - 1 left. */
@@ -263,15 +270,7 @@ enum droce_tx_result droce_req_tx(struct droce_qp *qp, uint64_t now, unsigned qu
 			return DROCE_TX_BUSY;
 		/* Any other error: the frame is lost; retransmission recovers. */
 		sent_one(qp, &h, next_psn, now);
-		qp->tp.cur_psn = next_psn;
-		if (last) {
-			qp->tp.sq_cur++;
-			qp->tp.cur_pkt = 0;
-			if (rda)
-				qp->tp.rd_inflight++;
-		} else {
-			qp->tp.cur_pkt++;
-		}
+		advance(qp, next_psn, last, rda);
 		(*sent)++;
 	}
 }

@@ -613,7 +613,8 @@ void droce_resp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t no
 	qp->stats.rx_bytes += pkt->h.payload_len;
 	if (pkt->h.net.ecn == 3)
 		droce_tp_ecn_ce(qp, now);
-	res_ring_fit(qp);
+	if (pkt->op->flags & (DROCE_OPF_READ | DROCE_OPF_ATOMIC))
+		res_ring_fit(qp); /* only READ/atomics use the replay ring */
 	struct resp_ctx c = {
 		.qp = qp,
 		.pkt = pkt,

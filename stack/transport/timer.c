@@ -33,12 +33,9 @@ static void arm_ack(struct droce_qp *qp, uint64_t now)
 	t->at = now + rto;
 }
 
-void droce_tmr_sent(struct droce_qp *qp, uint64_t now)
+void droce_tmr_arm_ack(struct droce_qp *qp, uint64_t now)
 {
-	struct droce_tp_timer *t = &qp->tp.tmr;
-	t->resend_pending = false;
-	if (t->state == DROCE_TMR_IDLE)
-		arm_ack(qp, now);
+	arm_ack(qp, now);
 }
 
 void droce_tmr_progress(struct droce_qp *qp, uint64_t now)

@@ -60,8 +60,23 @@ void droce_tp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now)
 
 typedef enum droce_tx_result (*tx_fn)(struct droce_qp *, uint64_t, unsigned, unsigned *);
 
+/* Nothing queued on one side: the other has the whole turn (no call). */
+static inline bool resp_idle(const struct droce_tp *t)
+{
+	return !t->cnp_pending && t->job_head == t->job_tail && !t->ack_pending && !t->nak_pending;
+}
+
+static inline bool req_idle(const struct droce_qp *qp)
+{
+	return qp->tp.sq_cur == qp->sq_tail;
+}
+
 enum droce_tx_result droce_tp_tx(struct droce_qp *qp, uint64_t now, unsigned quota, unsigned *sent)
 {
+	if (resp_idle(&qp->tp))
+		return droce_req_tx(qp, now, quota, sent);
+	if (req_idle(qp))
+		return droce_resp_tx(qp, now, quota, sent);
 	bool rf = qp->tp.resp_first;
 	tx_fn first = rf ? droce_resp_tx : droce_req_tx, second = rf ? droce_req_tx : droce_resp_tx;
 	unsigned a = 0, b = 0, c = 0;

@@ -35,8 +35,18 @@ void droce_tp_fail_send(struct droce_qp *qp, enum droce_wc_status status, uint32
 enum droce_tx_result droce_req_tx(struct droce_qp *qp, uint64_t now, unsigned quota, unsigned *sent);
 /** Go back to @p psn (go-back-N, 9.7.6): the cursor on the WQE and packet that carry it. */
 void droce_req_rewind(struct droce_qp *qp, uint32_t psn);
-/** The completer retired the WQE at sq_una: READ/atomic accounting, cursor past it. */
-void droce_req_wqe_done(struct droce_qp *qp);
+/** The completer retired the WQE at sq_una: READ/atomic accounting, the
+ * cursor past it if it was still on it (per completion: inline). */
+static inline void droce_req_wqe_done(struct droce_qp *qp)
+{
+	const struct droce_swqe *w = &qp->sq[qp->sq_una & qp->sq_mask];
+	if (droce_is_rd_atomic(w->opcode) && qp->sq_una != qp->tp.sq_cur && qp->tp.rd_inflight)
+		qp->tp.rd_inflight--;
+	if (qp->tp.sq_cur == qp->sq_una) {
+		qp->tp.sq_cur++;
+		qp->tp.cur_pkt = 0;
+	}
+}
 void droce_req_reset(struct droce_qp *qp);
 
 /* responder.c */
@@ -51,8 +61,15 @@ void droce_comp_cnp(struct droce_qp *qp, uint64_t now);
 void droce_comp_timeout(struct droce_qp *qp, uint64_t now);
 
 /* timer.c: the one retransmission timer state machine of a QP */
-/** A request packet left: the ACK timer runs if it was idle. */
-void droce_tmr_sent(struct droce_qp *qp, uint64_t now);
+/** IDLE -> ACK from @p now (IDLE again when the QP has no ACK timeout). */
+void droce_tmr_arm_ack(struct droce_qp *qp, uint64_t now);
+/** A request packet left: the ACK timer runs if it was idle (per packet: inline). */
+static inline void droce_tmr_sent(struct droce_qp *qp, uint64_t now)
+{
+	qp->tp.tmr.resend_pending = false;
+	if (qp->tp.tmr.state == DROCE_TMR_IDLE)
+		droce_tmr_arm_ack(qp, now);
+}
 /** The oldest unacknowledged PSN moved: restart, or stop when nothing is outstanding. */
 void droce_tmr_progress(struct droce_qp *qp, uint64_t now);
 /** A NAK or a response gap rewound the cursor: ACK timer from now, the resend not yet out. */

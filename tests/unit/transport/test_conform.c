@@ -294,6 +294,19 @@ static void test_reserved_nak_code(void **state)
 	expect_bad_resp(f, 1, DROCE_WC_REM_OP_ERR);
 }
 
+/* An ACKNOWLEDGE whose AETH type is the reserved 01b: no answer droce can
+ * take (rxe: COMPST_ERROR): BAD_RESP_ERR, ERR, nothing resent. */
+static void test_reserved_aeth_type(void **state)
+{
+	struct fx *f = *state;
+	pair_rule(&f->p, B_TO_A, DROCE_IMPAIR_DROP, DROCE_OP_RC_ACKNOWLEDGE, -1, 1); /* B's own ACK */
+	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, 1, f->amr, 0, 8, f->rb,
+				   f->bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	steps(f, 4);
+	inject_resp(f, DROCE_OP_RC_ACKNOWLEDGE, f->P, 0x40 | 0x1F, 0);
+	expect_bad_resp(f, 1, DROCE_WC_BAD_RESP_ERR);
+}
+
 /* -------------------------------------------------------------- item 6 -- */
 
 static void set_b_access(struct fx *f, unsigned access)
@@ -582,6 +595,7 @@ int main(void)
 		T(test_read_response_wrong_opcode),
 		T(test_read_response_wrong_length),
 		T(test_reserved_nak_code),
+		T(test_reserved_aeth_type),
 		T(test_qp_access_refuses_with_invalid_request),
 		T(test_dma_len_over_2g_before_rkey),
 		T(test_write_pad_mismatch),
