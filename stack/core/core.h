@@ -224,15 +224,6 @@ struct droce_ctx {
 	uint8_t scratch[DROCE_HDR_SCRATCH];
 };
 
-/** The ACK timeout to arm now: the IBTA value, or RFC 6298's from the
- * measured RTT with that value as ceiling (transport/rtt.h). 0 = no timer. */
-static inline uint64_t droce_qp_rto(const struct droce_qp *qp)
-{
-	uint8_t m = qp->timeout_mode ? qp->timeout_mode : qp->ctx->p.timeout_mode;
-	return droce_rtt_timeout(&qp->rtt, m == DROCE_TIMEOUT_ADAPTIVE, qp->ctx->p.rto_min_ns,
-				 DROCE_DEFAULT_RTO_INIT_NS, qp->timeout_ns);
-}
-
 /** QPNs 0 and 1 are the IBTA's special QPs; droce's start here. */
 #define DROCE_QPN_BASE 2u
 

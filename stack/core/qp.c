@@ -174,7 +174,7 @@ int droce_qp_get_stats(const struct droce_qp *qp, struct droce_qp_stats *out)
 	out->rtt_min_ns = qp->rtt.min_ns;
 	out->rtt_srtt_ns = qp->rtt.srtt_ns;
 	out->rtt_var_ns = qp->rtt.rttvar_ns;
-	out->rto_ns = droce_qp_rto(qp);
+	out->rto_ns = droce_tp_rto(qp);
 	out->window_bytes = qp->ccs.wnd_bytes;
 	out->window_pkts = qp->ccs.wnd_pkts;
 	out->timeout_mode = qp->timeout_mode ? qp->timeout_mode : qp->ctx->p.timeout_mode;

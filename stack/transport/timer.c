@@ -20,10 +20,24 @@
 #include "transport/psn.h"
 #include "transport/tp_int.h"
 
+/* The ACK timeout to arm now: the IBTA value, or RFC 6298's from the
+ * measured RTT with that value as ceiling (transport/rtt.h). 0 = no timer. */
+static inline uint64_t rto_of(const struct droce_qp *qp)
+{
+	uint8_t m = qp->timeout_mode ? qp->timeout_mode : qp->ctx->p.timeout_mode;
+	return droce_rtt_timeout(&qp->rtt, m == DROCE_TIMEOUT_ADAPTIVE, qp->ctx->p.rto_min_ns,
+				 DROCE_DEFAULT_RTO_INIT_NS, qp->timeout_ns);
+}
+
+uint64_t droce_tp_rto(const struct droce_qp *qp)
+{
+	return rto_of(qp);
+}
+
 static void arm_ack(struct droce_qp *qp, uint64_t now)
 {
 	struct droce_tp_timer *t = &qp->tp.tmr;
-	uint64_t rto = droce_qp_rto(qp); /* ibta or adaptive (rtt.h) */
+	uint64_t rto = rto_of(qp);
 	if (!rto) {
 		t->state = DROCE_TMR_IDLE;
 		t->at = 0;

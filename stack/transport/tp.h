@@ -144,6 +144,8 @@ void droce_tp_to_err(struct droce_qp *qp);
 void droce_tp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now);
 /** The QP's turn on the link: up to @p quota frames, requester and responder sharing it. */
 enum droce_tx_result droce_tp_tx(struct droce_qp *qp, uint64_t now, unsigned quota, unsigned *sent);
+/** The ACK timeout the QP arms now (ns; 0 = none): IBTA's, or adaptive (rtt.h). */
+uint64_t droce_tp_rto(const struct droce_qp *qp);
 /** Timers due at @p now (ACK timeout, RNR wait end, pacing). */
 void droce_tp_timers(struct droce_qp *qp, uint64_t now);
 /** Earliest armed deadline of the transport @p t, or UINT64_MAX. */
