@@ -192,7 +192,6 @@ struct sim {
 	uint64_t wc_errors;
 	bool stuck;                /* a host re-polled without end at one instant */
 	uint64_t events, frames, ecn_marked, drops, random_drops, pause_frames, tail_drops;
-	uint64_t end_time;         /* when the last flow finished */
 	uint64_t ar_start, ar_end;
 	bool ar_done;
 	FILE *csv_flows, *csv_queues;
