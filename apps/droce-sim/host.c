@@ -361,7 +361,18 @@ void host_poll(struct sim *s, struct host *h)
 			break;
 	}
 	if (iter == 4 && !h->nic_full) {
-		host_wake(s, h, s->now); /* more to do: after the events due now */
+		/* More to do: after the events due now. Virtual time must move
+		 * on, though: an engine that always has work at one instant is
+		 * a bug to report, not a run to wait for. */
+		if (h->spin_t != s->now) {
+			h->spin_t = s->now;
+			h->spins = 0;
+		}
+		if (++h->spins > 1000000) {
+			s->stuck = true;
+			return;
+		}
+		host_wake(s, h, s->now);
 		return;
 	}
 	uint64_t dl = droce_ctx_next_deadline(h->ctx);

@@ -78,7 +78,7 @@ static void run(struct sim *s)
 			fabric_event(s, &e);
 			break;
 		}
-		if (all_done(s))
+		if (all_done(s) || s->stuck)
 			break;
 		if ((s->events & 0xFFFF) == 0) {
 			double w = wall_now();
@@ -124,6 +124,11 @@ int main(int argc, char **argv)
 	run(s);
 	report_close_csv(s);
 	rc = 0;
+	if (s->stuck) {
+		fprintf(stderr, "droce-sim: a host kept working at %llu ns without time moving on; stopped\n",
+			(unsigned long long)s->now);
+		rc = 1;
+	}
 	if (o->json) {
 		FILE *f = strcmp(o->json, "-") == 0 ? stdout : fopen(o->json, "w");
 		if (!f || report_json(s, f)) {

@@ -141,6 +141,7 @@ struct host {
 	uint64_t timer_at;         /* the earliest deadline poll scheduled (UINT64_MAX: none) */
 	bool nic_full;             /* the engine was told -ENOBUFS: wake it on drain */
 	uint32_t ip;
+	uint64_t spin_t, spins;    /* re-polls at one instant (livelock guard) */
 	struct conn **conns;       /* connections with this host as sender */
 	unsigned nconns;
 	/* allreduce */
@@ -189,8 +190,8 @@ struct sim {
 	struct flow *flows;
 	unsigned nflows, flows_done;
 	uint64_t wc_errors;
+	bool stuck;                /* a host re-polled without end at one instant */
 	uint64_t events, frames, ecn_marked, drops, random_drops, pause_frames, tail_drops;
-	uint64_t end_time;         /* when the last flow finished */
 	uint64_t ar_start, ar_end;
 	bool ar_done;
 	FILE *csv_flows, *csv_queues;

@@ -221,7 +221,6 @@ static void flow_done(struct sim *s, struct flow *f)
 	f->end = s->now;
 	f->retrans = qp_retrans(f->conn->sqp) - f->retrans0;
 	s->flows_done++;
-	s->end_time = s->now;
 	if (s->o.wl == WL_ALLREDUCE) {
 		if (s->flows_done == s->nflows) {
 			s->ar_end = s->now;
