@@ -135,6 +135,14 @@ static void *progress_main(void *arg)
 	uint64_t active_tsc = (uint64_t)((double)APP_ACTIVE_NS / c->ns_per_tsc);
 	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
 		if (!atomic_load_explicit(&c->n_qps, memory_order_relaxed)) {
+			/* No QP yet: still answer the port's ARP requests now and
+			 * then, so that a peer resolving us in modify_qp(RTR) is not
+			 * kept waiting until this side creates its QPs. */
+			if (!atomic_load_explicit(&c->want, memory_order_relaxed) &&
+			    !atomic_exchange_explicit(&c->lock, 1, memory_order_acquire)) {
+				droce_ctx_poll(c->dctx, dv_now(c));
+				dv_unlock(c);
+			}
 			sleep_ns(1000000);
 			continue;
 		}
