@@ -132,7 +132,7 @@ static int d_open(struct perf *p, int eal_argc, char **eal_argv, const char *pro
 		return r;
 	}
 	b->eal = true;
-	p->ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
+	p->tsc_hz = rte_get_tsc_hz();
 
 	struct droce_ctx_params cp;
 	droce_ctx_params_init(&cp);

@@ -125,7 +125,7 @@ static int netdev_mac(unsigned ifindex, uint8_t mac[6])
 
 /* The TSC against CLOCK_MONOTONIC over 20 ms: perf_now() reads the TSC
  * whichever backend (there is no EAL to ask for its frequency here). */
-static double calibrate_ns_per_tsc(void)
+static uint64_t calibrate_tsc_hz(void)
 {
 	struct timespec a, b, d = {0, 20000000L};
 	clock_gettime(CLOCK_MONOTONIC, &a);
@@ -134,7 +134,7 @@ static double calibrate_ns_per_tsc(void)
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	uint64_t t1 = rte_get_tsc_cycles();
 	double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
-	return t1 > t0 ? ns / (double)(t1 - t0) : 1.0;
+	return t1 > t0 && ns > 0 ? (uint64_t)((double)(t1 - t0) * 1e9 / ns + 0.5) : 1000000000u;
 }
 
 static int v_open(struct perf *p, int eal_argc, char **eal_argv, const char *prog,
@@ -148,7 +148,7 @@ static int v_open(struct perf *p, int eal_argc, char **eal_argv, const char *pro
 	p->bk = b;
 	if (eal_argc > 0)
 		fprintf(stderr, "droce-perf: --backend verbs ignores the EAL arguments\n");
-	p->ns_per_tsc = calibrate_ns_per_tsc();
+	p->tsc_hz = calibrate_tsc_hz();
 	int n = 0;
 	b->list = ibv_get_device_list(&n);
 	struct ibv_device *dev = NULL;

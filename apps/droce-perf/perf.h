@@ -15,6 +15,7 @@
 #include <droce/droce.h>
 
 #include "net/sidechan.h"
+#include "net/tsc.h"
 #include "opts.h"
 #include "report.h"
 
@@ -44,7 +45,7 @@ struct perf_local {
  */
 struct perf_backend {
 	const char *name;
-	/** Device/port, context, CQ of @p cq_depth; fill @p me. Sets ns_per_tsc. */
+	/** Device/port, context, CQ of @p cq_depth; fill @p me. Sets tsc_hz. */
 	int (*open)(struct perf *p, int eal_argc, char **eal_argv, const char *prog,
 		    unsigned cq_depth, struct perf_local *me);
 	/** QP @p i in INIT with p->qp[i].buf registered: fills qpn, lkey, rkey. */
@@ -82,8 +83,8 @@ struct perf {
 	uint32_t slots;            /* message slots per QP buffer */
 	uint32_t mtu;              /* negotiated path MTU, bytes */
 	struct droce_sc sc;
-	double ns_per_tsc;
-	uint64_t tsc0;
+	uint64_t tsc_hz;           /* set by the backend's open */
+	struct droce_tsc clock;    /* perf_now: TSC -> ns (net/tsc.h) */
 	bool check_failed;
 	char check_msg[160];
 };

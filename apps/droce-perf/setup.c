@@ -23,7 +23,7 @@
 
 uint64_t perf_now(const struct perf *p)
 {
-	return (uint64_t)((double)(rte_get_tsc_cycles() - p->tsc0) * p->ns_per_tsc);
+	return droce_tsc_now_ns(&p->clock);
 }
 
 void perf_check_fail(struct perf *p, const char *fmt, ...)
@@ -159,7 +159,7 @@ int perf_setup(struct perf *p, int eal_argc, char **eal_argv, const char *prog)
 	int r = p->be->open(p, eal_argc, eal_argv, prog, cq_depth, &me);
 	if (r)
 		return r;
-	p->tsc0 = rte_get_tsc_cycles();
+	droce_tsc_init(&p->clock, p->tsc_hz, rte_rdtsc());
 	if (me.mtu < p->o.mtu) {
 		fprintf(stderr, "droce-perf: %s carries a RoCE MTU of %u only; using it\n", p->be->name,
 			me.mtu);

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "compare.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "frames.h"
+#include "pmap.h"
 #include "wire/hdr.h"
 
 struct item {
@@ -17,6 +19,8 @@ struct item {
 	unsigned num;      /* capture frame number, or droce's frame index (1-based) */
 	uint64_t t_ns;
 	bool dropped;      /* coalesced away */
+	bool lost;         /* droce's match of a frame lost before the capture point */
+	bool late;         /* compared out of place ("late") */
 };
 
 struct list {
@@ -52,7 +56,7 @@ static void coalesce(struct list *l)
 	unsigned nst = 0;
 	for (size_t k = l->n; k-- > 0;) {
 		struct item *i = &l->it[k];
-		if (!i->p.op || is_cnp(i))
+		if (!i->p.op || is_cnp(i) || i->lost || i->late)
 			continue;
 		unsigned s;
 		for (s = 0; s < nst; s++)
@@ -202,8 +206,13 @@ static unsigned diff(const struct item *e, const struct item *g, unsigned checks
 	DIFF(eh->bth.pkey != gh->bth.pkey, "P_Key: expected %#x, got %#x", eh->bth.pkey, gh->bth.pkey);
 	DIFF(eh->bth.becn != gh->bth.becn, "BECN: expected %d, got %d", eh->bth.becn, gh->bth.becn);
 	DIFF(eh->bth.fecn != gh->bth.fecn, "FECN: expected %d, got %d", eh->bth.fecn, gh->bth.fecn);
-	DIFF(eh->bth.migreq != gh->bth.migreq, "MigReq: expected %d, got %d", eh->bth.migreq,
-	     gh->bth.migreq);
+	/* MigReq is the sender's path migration state (9.2.4: 1 until a
+	 * migration is armed; ConnectX and HiRoCE send 1, rxe 0) and AckReq
+	 * where the requester wants an ACK (9.7.5.1.1): its policy, compared
+	 * only on request (--strict). */
+	if (checks & DROCE_RP_CHECK_MIGREQ)
+		DIFF(eh->bth.migreq != gh->bth.migreq, "MigReq: expected %d, got %d", eh->bth.migreq,
+		     gh->bth.migreq);
 	if (checks & DROCE_RP_CHECK_ACKREQ)
 		DIFF(eh->bth.ack_req != gh->bth.ack_req, "AckReq: expected %d, got %d",
 		     eh->bth.ack_req, gh->bth.ack_req);
@@ -261,7 +270,10 @@ static unsigned diff(const struct item *e, const struct item *g, unsigned checks
 		DIFF(eh->ext.atomic.swap_add != gh->ext.atomic.swap_add,
 		     "AtomicETH swap/add: expected %#" PRIx64 ", got %#" PRIx64, eh->ext.atomic.swap_add,
 		     gh->ext.atomic.swap_add);
-		DIFF(eh->ext.atomic.compare != gh->ext.atomic.compare,
+		/* Only COMPARE_SWAP reads the compare field (9.4.5); a
+		 * FETCH_ADD's means nothing, and rxe leaves garbage there. */
+		DIFF(eh->bth.opcode == DROCE_OP_RC_COMPARE_SWAP &&
+		     eh->ext.atomic.compare != gh->ext.atomic.compare,
 		     "AtomicETH compare: expected %#" PRIx64 ", got %#" PRIx64, eh->ext.atomic.compare,
 		     gh->ext.atomic.compare);
 	}
@@ -321,58 +333,147 @@ static void key_of(const struct item *i, struct key *k)
 static bool in_stream(const struct item *i, const struct key *k)
 {
 	struct key ik;
-	if (!i->p.op || i->dropped)
+	if (!i->p.op || i->dropped || i->lost || i->late)
 		return false;
 	key_of(i, &ik);
 	return !memcmp(&ik, k, sizeof(ik));
 }
 
-/* Compare one stream of expected and sent frames, in order. */
+/* The items of one stream, in order; with send-ahead, which move forward and where each PSN last is. */
+struct sview {
+	size_t *at;                  /* indexes into the list */
+	size_t n;
+	bool *fwd;                   /* fwd[i]: item i's PSN is past item i-1's (no go-back there) */
+	struct hmap last;            /* PSN + 1 -> position of its last item */
+};
+
+/* a before b in 24-bit PSN space (IBTA 9.7.1) */
+static bool psn_before(uint32_t a, uint32_t b)
+{
+	uint32_t d = (b - a) & 0xFFFFFFu;
+	return d != 0 && d < 0x800000u;
+}
+
+static int sview_make(const struct list *l, const struct key *k, bool seq, struct sview *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->at = malloc((l->n + 1) * sizeof(*v->at));
+	v->fwd = seq ? calloc(l->n + 1, sizeof(*v->fwd)) : NULL;
+	if (!v->at || (seq && !v->fwd))
+		return -ENOMEM;
+	uint32_t prev = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		if (!in_stream(&l->it[i], k))
+			continue;
+		if (seq) {
+			uint32_t psn = l->it[i].p.h.bth.psn;
+			if (hput(&v->last, (uint64_t)psn + 1, v->n))
+				return -ENOMEM;
+			v->fwd[v->n] = v->n > 0 && psn_before(prev, psn);
+			prev = psn;
+		}
+		v->at[v->n++] = i;
+	}
+	return 0;
+}
+
+static void sview_free(struct sview *v)
+{
+	free(v->at);
+	free(v->fwd);
+	hfree(&v->last);
+}
+
+/*
+ * At a difference between position @p i of @p a and @p j of @p b: @p b
+ * runs on where @p a goes back (a go-back-N after a NAK), and @p a still
+ * has @p b's PSN from @p i on: @p b's packet went out ahead of @p a's pace.
+ */
+static bool ran_ahead(const struct sview *a, size_t i, const struct sview *b, size_t j,
+		      const struct item *bi)
+{
+	size_t *l = hget(&a->last, (uint64_t)bi->p.h.bth.psn + 1);
+	return i < a->n && !a->fwd[i] && b->fwd[j] && l && *l >= i;
+}
+
+/*
+ * Compare one stream of expected and sent frames, in order. With
+ * "allow send-ahead" (a requester's stream in a lossy capture), where the
+ * two differ because one goes back (go-back-N after a NAK) while the other
+ * still runs on, the packets of the one running on went out ahead of the
+ * other's pace: how far a requester gets before a NAK reaches it is its
+ * window and its link, not the protocol. They are passed over when the
+ * other stream has their PSNs later, where they are compared; a packet
+ * droce sends once, out of order, or with other contents is still a
+ * difference.
+ */
 static unsigned compare_stream(const struct list *e, const struct list *g, const struct key *k,
-			       unsigned checks, FILE *out, uint64_t *sent_at, size_t nsent_at)
+			       unsigned checks, bool ahead_ok, FILE *out, uint64_t *sent_at,
+			       size_t nsent_at)
 {
 	unsigned bad = 0;
-	size_t ie = 0, ig = 0;
-	for (;;) {
-		while (ie < e->n && !in_stream(&e->it[ie], k))
-			ie++;
-		while (ig < g->n && !in_stream(&g->it[ig], k))
-			ig++;
-		if (ie == e->n && ig == g->n)
-			break;
+	bool seq = ahead_ok && k->req;
+	struct sview ve, vg;
+	if (sview_make(e, k, seq, &ve) || sview_make(g, k, seq, &vg)) {
+		sview_free(&ve);
+		sview_free(&vg);
+		if (out)
+			fprintf(out, "out of memory\n");
+		return 1;
+	}
+	size_t i = 0, j = 0;
+	while (i < ve.n || j < vg.n) {
 		char who[64];
-		if (ie < e->n && ig < g->n) {
+		const struct item *ei = i < ve.n ? &e->it[ve.at[i]] : NULL;
+		const struct item *gi = j < vg.n ? &g->it[vg.at[j]] : NULL;
+		if (ei && gi) {
 			struct sbuf d = { .n = 0 };
-			unsigned nd = diff(&e->it[ie], &g->it[ig], checks, &d);
-			if (e->it[ie].num < nsent_at)
-				sent_at[e->it[ie].num] = g->it[ig].t_ns;
-			snprintf(who, sizeof(who), "capture #%u / droce #%u:", e->it[ie].num, g->it[ig].num);
+			unsigned nd = diff(ei, gi, checks, &d);
+			if (nd && seq && ran_ahead(&ve, i, &vg, j, gi)) {
+				snprintf(who, sizeof(who), "droce #%u:", gi->num);
+				if (out)
+					print_item(out, "early", who, gi);
+				j++;
+				continue;
+			}
+			if (nd && seq && ran_ahead(&vg, j, &ve, i, ei)) {
+				snprintf(who, sizeof(who), "capture #%u:", ei->num);
+				if (out)
+					print_item(out, "early", who, ei);
+				i++;
+				continue;
+			}
+			if (ei->num < nsent_at)
+				sent_at[ei->num] = gi->t_ns;
+			snprintf(who, sizeof(who), "capture #%u / droce #%u:", ei->num, gi->num);
 			if (nd) {
 				bad++;
 				if (out) {
-					print_item(out, "DIFF", who, &e->it[ie]);
-					print_item(out, "", "               got:", &g->it[ig]);
+					print_item(out, "DIFF", who, ei);
+					print_item(out, "", "               got:", gi);
 					fprintf(out, "           -> %s\n", d.b);
 				}
 			} else if (out) {
-				print_item(out, "ok", who, &g->it[ig]);
+				print_item(out, "ok", who, gi);
 			}
-			ie++;
-			ig++;
-		} else if (ie < e->n) {
+			i++;
+			j++;
+		} else if (ei) {
 			bad++;
-			snprintf(who, sizeof(who), "capture #%u:", e->it[ie].num);
+			snprintf(who, sizeof(who), "capture #%u:", ei->num);
 			if (out)
-				print_item(out, "MISSING", who, &e->it[ie]);
-			ie++;
+				print_item(out, "MISSING", who, ei);
+			i++;
 		} else {
 			bad++;
-			snprintf(who, sizeof(who), "droce #%u:", g->it[ig].num);
+			snprintf(who, sizeof(who), "droce #%u:", gi->num);
 			if (out)
-				print_item(out, "EXTRA", who, &g->it[ig]);
-			ig++;
+				print_item(out, "EXTRA", who, gi);
+			j++;
 		}
 	}
+	sview_free(&ve);
+	sview_free(&vg);
 	return bad;
 }
 
@@ -455,6 +556,113 @@ static unsigned check_gaps(const struct droce_rp_scenario *s, const struct droce
 	return bad;
 }
 
+/*
+ * "lost QP req|resp PSN copy=K": the capture lacks the side's K-th copy of
+ * that packet (lost between the side and the capture point), so droce's
+ * K-th frame with that PSN in that stream (requests to the QP's peer, or
+ * its READ responses and atomic ACKs) is taken out of the comparison. Its
+ * later copies are compared as usual: a loss excuses one frame, never what
+ * the retransmission says.
+ * @return how many lost lines found no frame of droce's to excuse.
+ */
+static unsigned mark_lost(const struct droce_rp_scenario *s, struct list *g, FILE *out)
+{
+	unsigned bad = 0;
+	for (unsigned i = 0; i < s->nlost; i++) {
+		const struct droce_rp_lost *l = &s->lost[i];
+		const struct droce_rp_qp_spec *q = &s->qps[l->qp];
+		size_t alen = s->ip_version == 4 ? 4 : 16;
+		unsigned seen = 0;
+		bool found = false;
+		for (size_t k = 0; k < g->n && !found; k++) {
+			struct item *it = &g->it[k];
+			if (!it->p.op || is_cnp(it) || it->p.h.bth.dqpn != q->peer_qpn ||
+			    memcmp(it->p.h.net.dst_ip, q->peer_ip, alen) || it->p.h.bth.psn != l->psn)
+				continue;
+			bool req = (it->p.op->flags & DROCE_OPF_REQ) != 0;
+			if (req == l->resp || (l->resp && is_ack_frame(it)))
+				continue;
+			if (seen++ == l->copy) {
+				it->lost = true;
+				found = true;
+			}
+		}
+		if (found) {
+			if (out)
+				fprintf(out, "  lost     %s:%u: droce's copy %u of %s PSN %u on %s (not in the capture)\n",
+					s->path, l->line, l->copy, l->resp ? "response" : "request", l->psn, q->name);
+		} else {
+			bad++;
+			if (out)
+				fprintf(out, "  MISSING  %s:%u: droce sent no copy %u of %s PSN %u on %s, which the "
+					"capture lost\n", s->path, l->line, l->copy,
+					l->resp ? "response" : "request", l->psn, q->name);
+		}
+	}
+	return bad;
+}
+
+/*
+ * "late N copy=K": the side's frame N came late through the network; it is
+ * compared with droce's K-th frame with that PSN in the same stream, which
+ * then leaves the in-order comparison too.
+ */
+static unsigned match_late(const struct droce_rp_scenario *s, struct list *e, struct list *g,
+			   unsigned checks, FILE *out)
+{
+	unsigned bad = 0;
+	for (unsigned i = 0; i < s->nlates; i++) {
+		const struct droce_rp_late *lt = &s->lates[i];
+		struct item *ei = NULL;
+		for (size_t k = 0; k < e->n && !ei; k++)
+			if (e->it[k].num == lt->frame && e->it[k].p.op)
+				ei = &e->it[k];
+		char who[64];
+		if (!ei) {
+			bad++;
+			if (out)
+				fprintf(out, "  FAIL     %s:%u: late: frame %u is no frame of the side's\n", s->path,
+					lt->line, lt->frame);
+			continue;
+		}
+		ei->late = true;
+		struct key ek, gk;
+		key_of(ei, &ek);
+		struct item *gi = NULL;
+		unsigned seen = 0;
+		for (size_t k = 0; k < g->n && !gi; k++) {
+			struct item *it = &g->it[k];
+			if (!it->p.op || it->lost || it->late || it->p.h.bth.psn != ei->p.h.bth.psn)
+				continue;
+			key_of(it, &gk);
+			if (!memcmp(&ek, &gk, sizeof(ek)) && seen++ == lt->copy)
+				gi = it;
+		}
+		if (!gi) {
+			bad++;
+			snprintf(who, sizeof(who), "capture #%u:", ei->num);
+			if (out)
+				print_item(out, "MISSING", who, ei);
+			continue;
+		}
+		gi->late = true;
+		struct sbuf d = { .n = 0 };
+		unsigned nd = diff(ei, gi, checks, &d);
+		snprintf(who, sizeof(who), "capture #%u / droce #%u:", ei->num, gi->num);
+		if (nd) {
+			bad++;
+			if (out) {
+				print_item(out, "DIFF", who, ei);
+				print_item(out, "", "               got:", gi);
+				fprintf(out, "           -> %s (late)\n", d.b);
+			}
+		} else if (out) {
+			print_item(out, "ok late", who, gi);
+		}
+	}
+	return bad;
+}
+
 static bool skipped(const struct droce_rp_scenario *s, unsigned num)
 {
 	for (unsigned i = 0; i < s->nskip; i++)
@@ -483,6 +691,8 @@ unsigned droce_rp_compare(const struct droce_rp_scenario *s, const struct droce_
 		if (!g.it[g.n - 1].p.op)
 			not_roce++;
 	}
+	bad += mark_lost(s, &g, out);
+	bad += match_late(s, &e, &g, s->checks, out);
 	if (s->allow_ack_coalescing) {
 		coalesce(&e);
 		coalesce(&g);
@@ -517,7 +727,8 @@ unsigned droce_rp_compare(const struct droce_rp_scenario *s, const struct droce_
 			keys[nkeys++] = ik;
 	}
 	for (size_t j = 0; j < nkeys; j++)
-		bad += compare_stream(&e, &g, &keys[j], s->checks, out, sent_at, nsent_at);
+		bad += compare_stream(&e, &g, &keys[j], s->checks, s->allow_send_ahead, out, sent_at,
+				      nsent_at);
 	free(keys);
 	bad += check_gaps(s, cap, sent_at, nsent_at, out);
 	free(sent_at);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "frames.h"
+#include "pmap.h"
 #include "scenario.h"
 #include "wire/hdr.h"
 
@@ -30,12 +31,26 @@ static uint32_t psn_add(uint32_t a, uint32_t n)
 	return (a + n) & PSN_MASK;
 }
 
+static uint64_t hkey(int conn, unsigned kind, uint32_t psn)
+{
+	return ((uint64_t)(unsigned)conn << 32 | (uint64_t)kind << 24 | psn) + 1;
+}
+
+/* hkey kinds */
+#define HK_COUNT_REQ  0u             /* pcount index, requests */
+#define HK_COUNT_RESP 1u             /* pcount index, responses */
+#define HK_OWN_REQ    2u             /* the side's latest request frame at a PSN */
+#define HK_ACC_NAK    3u             /* the side NAKed a request at a PSN for access */
+
 struct fr {
 	const struct droce_rp_frame *f;
 	struct droce_pkt p;
 	enum droce_parse_result r;
 	enum droce_rp_role role;
 	int conn;
+	bool first;                  /* the first visible copy of an own request PSN */
+	bool gone;                   /* a peer frame the side's receive shim dropped */
+	uint64_t t_seen;             /* a peer NAK: when the side got it (0: its capture time) */
 };
 
 struct conn {
@@ -46,13 +61,21 @@ struct conn {
 	bool any_peer;               /* frames to the side on this connection */
 	bool own_started, peer_started;
 	uint32_t sq_psn, rq_psn, own_next, peer_next;
+	uint32_t own_cur;            /* PSN after the side's last request packet */
+	uint32_t epoch;              /* how often the side went back (go-back-N) */
+	uint32_t resp_epoch;         /* how often it answered a READ again */
+	bool nak_pending;            /* the peer NAKed nak_psn; the side has not gone back yet */
+	uint32_t nak_psn;
+	size_t nak_frame;            /* that NAK */
+	uint64_t trig_t;             /* when the side last got a NAK or a READ response (0: never) */
+	uint64_t ack_t;              /* when the side last got a positive answer (its timer restarts) */
+	size_t trig_frame;
 	uint32_t acked_by_peer;      /* highest PSN the peer acknowledged */
 	bool any_acked_by_peer;
 	uint32_t acked_by_own;
 	bool any_acked_by_own;
 	bool error_nak;              /* an error NAK either way: completions not derived */
 	bool resp_dead;              /* the side NAKed an error: its responder QP is in ERR */
-	uint64_t last_peer_nak_t;    /* when the peer last NAKed or RNR-NAKed (0: never) */
 	bool timeout_retx;           /* the side resent a request on its own: a timeout */
 	uint8_t timeout;             /* the largest timeout exponent its gaps allow */
 	unsigned max_resends;        /* most timer-driven resends of one PSN */
@@ -85,6 +108,29 @@ struct msg {
 	uint64_t wr_id;
 	uint32_t req_seq;            /* region store count when the request executed */
 	bool solicited;
+	size_t first_idx;            /* its first frame */
+	uint32_t resp_next;          /* peer READ: the side's next response PSN */
+	bool resp_started;
+	bool dup_pending;            /* the peer asked again (from dup_psn); the side has not answered */
+	uint32_t dup_psn;
+};
+
+/* How many copies of a request/response PSN the side sent (visible or lost). */
+struct pcount {
+	int conn;
+	bool resp;
+	uint32_t psn;
+	unsigned n;
+};
+
+/* A packet of the side's the capture lacks: its copy-th transmission was lost. */
+struct dlost {
+	int conn;
+	bool resp;
+	uint32_t psn;
+	unsigned copy;
+	uint32_t epoch;              /* the side's go-backs on the connection when it went missing */
+	unsigned late;               /* it showed up after all, delayed on the wire: that frame (0: lost) */
 };
 
 struct region {
@@ -113,6 +159,18 @@ struct dctx {
 	unsigned nregions;
 	unsigned ignored_ud, skipped_cnp[64], nskipped_cnp, retrans_own;
 	uint32_t seq;                /* counts stores into the regions */
+	struct pcount *pc;
+	size_t npc, cappc;
+	struct hmap map;             /* HK_* */
+	size_t *reads;               /* the side's READ request frames */
+	size_t nreads;
+	bool acc_naks_known;
+	size_t capmsgs;
+	struct dlost *lost;
+	size_t nlost;
+	struct { unsigned frame; uint64_t at; } *cross; /* a NAK the side got after frames of its own */
+	const char *impair;          /* the side's receive-side shim, or NULL */
+	size_t ncross;
 	char *err;
 	size_t errlen;
 };
@@ -144,10 +202,14 @@ static int new_conn(struct dctx *d)
 
 static int new_msg(struct dctx *d, int conn, bool own, enum mkind k, const struct fr *f)
 {
-	struct msg *nm = realloc(d->msgs, (d->nmsgs + 1) * sizeof(*nm));
-	if (!nm)
-		return -1;
-	d->msgs = nm;
+	if (d->nmsgs == d->capmsgs) {
+		size_t nc = d->capmsgs ? 2 * d->capmsgs : 64;
+		struct msg *nm = realloc(d->msgs, nc * sizeof(*nm));
+		if (!nm)
+			return -1;
+		d->msgs = nm;
+		d->capmsgs = nc;
+	}
 	struct msg *m = &d->msgs[d->nmsgs];
 	memset(m, 0, sizeof(*m));
 	m->conn = conn;
@@ -155,6 +217,7 @@ static int new_msg(struct dctx *d, int conn, bool own, enum mkind k, const struc
 	m->kind = k;
 	m->first_psn = m->last_psn = f->p.h.bth.psn;
 	m->t_ns = f->f->t_ns;
+	m->first_idx = (size_t)(f - d->fr);
 	return (int)d->nmsgs++;
 }
 
@@ -385,14 +448,18 @@ static struct region *region_of(struct dctx *d, uint32_t rkey)
 /* The side NAKed the peer's request at this PSN on this connection with an access error. */
 static bool access_naked(struct dctx *d, int conn, uint32_t psn)
 {
-	for (size_t i = 0; i < d->nfr; i++) {
-		struct fr *a = &d->fr[i];
-		if (a->role == DROCE_RP_OWN && a->conn == conn && a->p.op &&
-		    (a->p.op->hdrs & DROCE_HDR_AETH) && a->p.h.bth.psn == psn &&
-		    a->p.h.ext.aeth.syndrome == (DROCE_AETH_NAK | DROCE_NAK_REMOTE_ACCESS))
-			return true;
+	if (!d->acc_naks_known) {
+		d->acc_naks_known = true;
+		for (size_t i = 0; i < d->nfr; i++) {
+			struct fr *a = &d->fr[i];
+			if (a->role == DROCE_RP_OWN && a->conn >= 0 && a->p.op &&
+			    (a->p.op->hdrs & DROCE_HDR_AETH) &&
+			    a->p.h.ext.aeth.syndrome == (DROCE_AETH_NAK | DROCE_NAK_REMOTE_ACCESS) &&
+			    hput(&d->map, hkey(a->conn, HK_ACC_NAK, a->p.h.bth.psn), i))
+				return false; /* out of memory: the replay will tell */
+		}
 	}
-	return false;
+	return hget(&d->map, hkey(conn, HK_ACC_NAK, psn)) != NULL;
 }
 
 static int collect_regions(struct dctx *d)
@@ -548,21 +615,22 @@ static int find_msg(struct dctx *d, int conn, bool own, uint32_t psn, bool range
 	return -1;
 }
 
-/* Earlier frame by the side on this connection with this PSN. */
-static const struct fr *own_frame_at(struct dctx *d, size_t before, int conn, uint32_t psn)
+/* The side's latest request frame on this connection with this PSN before the one own_seq() is at. */
+static const struct fr *own_frame_at(struct dctx *d, int conn, uint32_t psn)
 {
-	for (size_t j = before; j-- > 0;)
-		if (d->fr[j].role == DROCE_RP_OWN && d->fr[j].conn == conn && d->fr[j].p.op &&
-		    (d->fr[j].p.op->flags & DROCE_OPF_REQ) && d->fr[j].p.h.bth.psn == psn)
-			return &d->fr[j];
-	return NULL;
+	size_t *v = hget(&d->map, hkey(conn, HK_OWN_REQ, psn));
+	return v ? &d->fr[*v] : NULL;
 }
 
+/* The same packet sent again: what the protocol defines is equal (a
+ * FETCH_ADD's compare field is not: rxe sends whatever it holds, 9.4.5). */
 static bool same_request(const struct fr *a, const struct fr *b)
 {
+	struct droce_ext_fields x = a->p.h.ext, y = b->p.h.ext;
+	if (a->p.h.bth.opcode == DROCE_OP_RC_FETCH_ADD)
+		x.atomic.compare = y.atomic.compare = 0;
 	return a->p.h.bth.opcode == b->p.h.bth.opcode && a->p.h.payload_len == b->p.h.payload_len &&
-	       !memcmp(a->p.payload, b->p.payload, a->p.h.payload_len) &&
-	       !memcmp(&a->p.h.ext, &b->p.h.ext, sizeof(a->p.h.ext));
+	       !memcmp(a->p.payload, b->p.payload, a->p.h.payload_len) && !memcmp(&x, &y, sizeof(x));
 }
 
 static enum mkind kind_of(const struct droce_opcode_info *oi, uint8_t opcode)
@@ -576,66 +644,319 @@ static enum mkind kind_of(const struct droce_opcode_info *oi, uint8_t opcode)
 	return opcode == DROCE_OP_RC_COMPARE_SWAP ? M_CAS : M_FAA;
 }
 
-/* The side's own request: one of droce's work requests. */
-static int own_request(struct dctx *d, size_t idx)
+static unsigned *count_of(struct dctx *d, int conn, bool resp, uint32_t psn)
+{
+	uint64_t k = hkey(conn, resp ? HK_COUNT_RESP : HK_COUNT_REQ, psn);
+	size_t *v = hget(&d->map, k);
+	if (v)
+		return &d->pc[*v].n;
+	if (d->npc == d->cappc) {
+		size_t nc = d->cappc ? 2 * d->cappc : 256;
+		struct pcount *np = realloc(d->pc, nc * sizeof(*np));
+		if (!np)
+			return NULL;
+		d->pc = np;
+		d->cappc = nc;
+	}
+	if (hput(&d->map, k, d->npc))
+		return NULL;
+	d->pc[d->npc] = (struct pcount){ .conn = conn, .resp = resp, .psn = psn, .n = 0 };
+	return &d->pc[d->npc++].n;
+}
+
+/* The side sent a copy of this packet the capture lacks (lost before the capture point). */
+static int add_lost(struct dctx *d, int conn, bool resp, uint32_t psn)
+{
+	unsigned *n = count_of(d, conn, resp, psn);
+	struct dlost *nl = n ? realloc(d->lost, (d->nlost + 1) * sizeof(*nl)) : NULL;
+	if (!nl)
+		return -ENOMEM;
+	d->lost = nl;
+	d->lost[d->nlost++] = (struct dlost){ .conn = conn, .resp = resp, .psn = psn, .copy = (*n)++,
+					      .epoch = resp ? d->conns[conn].resp_epoch
+							    : d->conns[conn].epoch };
+	return 0;
+}
+
+/*
+ * The side's packet at @p idx (a request, or with @p resp a READ response)
+ * lies behind its cursor @p cur and was never seen before, but it is
+ * missing from a gap the side has not gone back over since, and the side's
+ * next packet of that kind does not continue after this one: it was not
+ * lost but delayed on the wire (netem's reorder in front of tcpdump).
+ * @return that gap's entry, or NULL.
+ */
+static struct dlost *arrived_late(struct dctx *d, size_t idx, bool resp, uint32_t cur)
+{
+	const struct fr *a = &d->fr[idx];
+	struct conn *c = &d->conns[a->conn];
+	uint32_t psn = a->p.h.bth.psn;
+	struct dlost *l = NULL;
+	for (size_t i = d->nlost; i-- > 0 && !l;)
+		if (d->lost[i].resp == resp && !d->lost[i].late && d->lost[i].conn == a->conn &&
+		    d->lost[i].psn == psn)
+			l = &d->lost[i];
+	if (!l || l->epoch != (resp ? c->resp_epoch : c->epoch))
+		return NULL;
+	for (size_t j = idx + 1; j < d->nfr; j++) {
+		const struct fr *b = &d->fr[j];
+		if (b->role != DROCE_RP_OWN || b->conn != a->conn || !b->p.op ||
+		    !(b->p.op->flags & DROCE_OPF_REQ) != resp || (b->p.op->flags & DROCE_OPF_CNP) ||
+		    (resp && !(b->p.op->flags & DROCE_OPF_READ)))
+			continue;
+		return b->p.h.bth.psn == psn_add(psn, 1) && psn_add(psn, 1) != cur ? NULL : l;
+	}
+	return l;
+}
+
+/* An earlier visible READ request of the side's whose response PSNs cover @p psn (not its first). */
+static const struct fr *read_covering(struct dctx *d, int conn, uint32_t psn)
+{
+	for (size_t r = d->nreads; r-- > 0;) {
+		const struct fr *b = &d->fr[d->reads[r]];
+		if (b->role != DROCE_RP_OWN || b->conn != conn || !b->p.op ||
+		    b->p.h.bth.opcode != DROCE_OP_RC_RDMA_READ_REQUEST)
+			continue;
+		uint32_t n = npkts(b->p.h.ext.reth.dma_len, d->conns[conn].mtu);
+		uint32_t k = (psn - b->p.h.bth.psn) & PSN_MASK;
+		if (k > 0 && k < n)
+			return b;
+	}
+	return NULL;
+}
+
+/*
+ * A frame of the peer's that makes a requester go back: a NAK, an RNR NAK,
+ * or a READ response (one out of order is an implied NAK, 9.7.5.2.2, and
+ * makes rxe re-request from the first missing packet). own_requests()
+ * keeps when the side last got one (conn.trig_t).
+ */
+static bool is_trigger(const struct fr *b)
+{
+	if (b->role != DROCE_RP_PEER || !b->p.op || b->gone || (b->p.op->flags & DROCE_OPF_REQ))
+		return false;
+	return (b->p.op->flags & DROCE_OPF_READ) ||
+	       ((b->p.op->hdrs & DROCE_HDR_AETH) &&
+		(b->p.h.ext.aeth.syndrome & DROCE_AETH_TYPE_MASK) != DROCE_AETH_ACK);
+}
+
+/* The peer's frame @p j reached the side only after it sent @p a: deliver it then. */
+static int deliver_after(struct dctx *d, size_t j, const struct fr *a)
+{
+	unsigned nf = d->fr[j].f->num;
+	size_t k;
+	for (k = 0; k < d->ncross && d->cross[k].frame != nf; k++)
+		;
+	if (k == d->ncross) {
+		void *nc = realloc(d->cross, (d->ncross + 1) * sizeof(*d->cross));
+		if (!nc)
+			return -ENOMEM;
+		d->cross = nc;
+		d->ncross++;
+	}
+	d->cross[k].frame = nf;
+	d->cross[k].at = a->f->t_ns + 1;
+	d->fr[j].t_seen = d->cross[k].at;
+	struct conn *c = &d->conns[d->fr[j].conn];
+	if (c->trig_t && c->trig_frame == j)
+		c->trig_t = d->fr[j].t_seen;
+	return 0;
+}
+
+/*
+ * The side resent @p a although the capture shows the peer acknowledging
+ * it before (between the earlier copy @p prev and @p a): the side's timer
+ * fired while that answer was on the wire (a capture far from the side),
+ * so droce gets the answer after the resend.
+ */
+static int crossed_answers(struct dctx *d, const struct fr *prev, size_t idx)
+{
+	const struct fr *a = &d->fr[idx];
+	size_t from = (size_t)(prev - d->fr);
+	for (size_t j = from + 1; j < idx; j++) {
+		const struct fr *b = &d->fr[j];
+		if (b->role != DROCE_RP_PEER || b->conn != a->conn || !b->p.op || b->gone ||
+		    (b->p.op->flags & (DROCE_OPF_REQ | DROCE_OPF_CNP)) ||
+		    psn_lt(b->p.h.bth.psn, a->p.h.bth.psn))
+			continue;
+		bool pos = !(b->p.op->hdrs & DROCE_HDR_AETH) ||
+			   (b->p.h.ext.aeth.syndrome & DROCE_AETH_TYPE_MASK) == DROCE_AETH_ACK;
+		if (pos && deliver_after(d, j, a))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * The side's request packet at @p idx, in capture order: where it lies in
+ * the side's PSN sequence. A packet at the cursor continues it; one behind
+ * is a retransmission (go-back-N after a NAK or a timeout, 9.7.6.1.3, or a
+ * READ re-requested from mid-message, 9.7.5.1.5: its RETH moved on by the
+ * packets already received); one ahead leaves a gap: the packets between
+ * were sent and lost before the capture point (netem in front of tcpdump),
+ * and droce will send them. A new packet sent after the peer NAKed an
+ * earlier PSN and before the side went back crossed the NAK on the wire
+ * (a capture far from the side), and so did a resend of a packet before
+ * the NAK's PSN: droce gets that NAK only after them ("deliver").
+ */
+static int own_seq(struct dctx *d, size_t idx)
 {
 	struct fr *a = &d->fr[idx];
 	struct conn *c = &d->conns[a->conn];
 	uint32_t psn = a->p.h.bth.psn;
 	const struct droce_opcode_info *oi = a->p.op;
-	if (c->own_started && psn != c->own_next) {
-		const struct fr *prev = own_frame_at(d, idx, a->conn, psn);
-		if (prev && same_request(prev, a)) {
-			d->retrans_own++;
-			if (c->last_peer_nak_t <= prev->f->t_ns) {
-				/* Not NAK-driven: the local ACK timer fired. Take the
-				 * largest exponent with 4.096 us * 2^t <= the gap
-				 * (9.7.6.1.3), over every such resend. */
-				uint64_t gap = a->f->t_ns - prev->f->t_ns;
-				uint8_t t = 0;
-				while (t < 31 && (4096ull << (t + 1)) <= gap)
-					t++;
-				if (!c->timeout_retx || t < c->timeout)
-					c->timeout = t ? t : 1;
-				c->timeout_retx = true;
-				unsigned k = 0;
-				for (size_t j = 0; j < idx; j++)
-					k += d->fr[j].role == DROCE_RP_OWN && d->fr[j].conn == a->conn &&
-					     d->fr[j].p.op && (d->fr[j].p.op->flags & DROCE_OPF_REQ) &&
-					     d->fr[j].p.h.bth.psn == psn;
-				if (k > c->max_resends)
-					c->max_resends = k;
-			}
-			return 0; /* a retransmission: droce must send it again by itself */
+	uint32_t n = (oi->flags & DROCE_OPF_READ) ? npkts(a->p.h.ext.reth.dma_len, c->mtu) : 1;
+	if (c->own_started && psn != c->own_cur && !c->any_peer) {
+		const struct fr *prev = own_frame_at(d, a->conn, psn);
+		if (!prev || !same_request(prev, a)) {
+			/* Nobody answers on this connection and its PSNs restart:
+			 * the capture holds several conversations to one QPN
+			 * (synthetic vectors). Each gets a droce QP of its own. */
+			int nc = new_conn(d);
+			if (nc < 0)
+				return dfail(d, "more than %d connections", MAX_CONNS);
+			c = &d->conns[a->conn];
+			struct conn *m = &d->conns[nc];
+			m->peer_qpn = c->peer_qpn;
+			m->peer_known = true;
+			memcpy(m->peer_ip, c->peer_ip, 16);
+			memcpy(m->peer_mac, c->peer_mac, 6);
+			m->mtu = c->mtu;
+			m->local_qpn = synth_qpn(d);
+			m->local_known = true;
+			for (size_t j = idx; j < d->nfr; j++)
+				if (d->fr[j].conn == a->conn && d->fr[j].role == DROCE_RP_OWN)
+					d->fr[j].conn = nc;
+			c = m;
 		}
-		if (c->any_peer)
-			return dfail(d, "frame %u: PSN %u on QP %#x breaks the sequence (expected %u) and "
-				     "is no retransmission", a->f->num, psn, c->peer_qpn, c->own_next);
-		/* Nobody answers on this connection and its PSNs restart: the
-		 * capture holds several conversations to one QPN (synthetic
-		 * vectors). Each gets a droce QP of its own. */
-		int nc = new_conn(d);
-		if (nc < 0)
-			return dfail(d, "more than %d connections", MAX_CONNS);
-		c = &d->conns[a->conn]; /* conns[] did not move, but be plain */
-		struct conn *n = &d->conns[nc];
-		n->peer_qpn = c->peer_qpn;
-		n->peer_known = true;
-		memcpy(n->peer_ip, c->peer_ip, 16);
-		memcpy(n->peer_mac, c->peer_mac, 6);
-		n->mtu = c->mtu;
-		n->local_qpn = synth_qpn(d);
-		n->local_known = true;
-		for (size_t j = idx; j < d->nfr; j++)
-			if (d->fr[j].conn == a->conn && d->fr[j].role == DROCE_RP_OWN)
-				d->fr[j].conn = nc;
-		c = n;
 	}
 	if (!c->own_started) {
 		c->own_started = true;
-		c->sq_psn = psn;
+		c->sq_psn = c->own_cur = c->own_next = psn;
 	}
-	c->own_next = psn_add(psn, 1);
+	if (psn_lt(psn, c->own_cur) && !own_frame_at(d, a->conn, psn) && !read_covering(d, a->conn, psn)) {
+		struct dlost *l = arrived_late(d, idx, false, c->own_cur);
+		if (l) {
+			/* its copy is the one counted as lost: compared out of
+			 * place; the cursor, and a NAK on its way, stay */
+			l->late = a->f->num;
+			a->first = true;
+			return hput(&d->map, hkey(a->conn, HK_OWN_REQ, psn), idx);
+		}
+	}
+	bool crossing = false;
+	if (c->nak_pending) {
+		/* A NAK at X acknowledges everything before X (9.7.5.2.2): a side
+		 * that sends a new packet, or resends one before X, has not
+		 * seen it yet. */
+		if (psn != c->nak_psn && (psn == c->own_cur || psn_lt(psn, c->nak_psn)))
+			crossing = true;
+		else
+			c->nak_pending = false;
+	}
+	if (crossing) {
+		/* droce gets the NAK when this frame was sent, not before */
+		if (deliver_after(d, c->nak_frame, a))
+			return -ENOMEM;
+	} else if (psn != c->own_cur && !psn_lt(psn, c->own_cur)) {
+		uint32_t gap = (psn - c->own_cur) & PSN_MASK;
+		if (gap > 4096)
+			return dfail(d, "frame %u: PSN %u on QP %#x is %u packets past the sequence "
+				     "(expected %u): no loss leaves such a gap", a->f->num, psn, c->peer_qpn,
+				     gap, c->own_cur);
+		for (uint32_t q = c->own_cur; q != psn; q = psn_add(q, 1))
+			if (add_lost(d, a->conn, false, q))
+				return -ENOMEM;
+	}
+	const struct fr *prev = own_frame_at(d, a->conn, psn);
+	const struct fr *rd = prev ? NULL : read_covering(d, a->conn, psn);
+	if (rd) {
+		uint64_t k = (psn - rd->p.h.bth.psn) & PSN_MASK;
+		const struct droce_hdrs *o = &rd->p.h, *h = &a->p.h;
+		if ((oi->flags & DROCE_OPF_READ) && h->ext.reth.rkey == o->ext.reth.rkey &&
+		    h->ext.reth.va == o->ext.reth.va + k * c->mtu &&
+		    (uint64_t)h->ext.reth.dma_len + k * c->mtu == o->ext.reth.dma_len)
+			prev = rd;
+		else
+			return dfail(d, "frame %u: PSN %u on QP %#x lies inside the READ of frame %u but is "
+				     "no re-request of its remaining bytes", a->f->num, psn, c->peer_qpn,
+				     rd->f->num);
+	}
+	if (psn_lt(psn, c->own_cur))
+		c->epoch++; /* a go-back */
+	if (prev && !rd && !same_request(prev, a))
+		return dfail(d, "frame %u: PSN %u on QP %#x is resent with other contents than frame %u",
+			     a->f->num, psn, c->peer_qpn, prev->f->num);
+	if (prev && !crossing && !rd && c->trig_t <= prev->f->t_ns &&
+	    crossed_answers(d, prev, idx))
+		return -ENOMEM;
+	if (prev) {
+		d->retrans_own++;
+		if (!crossing && c->trig_t <= prev->f->t_ns && psn != c->own_cur) {
+			/* Not prompted by the peer: the local ACK timer fired.
+			 * It ran since the packet's last copy went out or the
+			 * last answer that made progress came in, whichever is
+			 * later (9.7.6.1.3); take the largest exponent with
+			 * 4.096 us * 2^t <= that gap, over every such go-back. */
+			uint64_t from = prev->f->t_ns > c->ack_t ? prev->f->t_ns : c->ack_t;
+			uint64_t gap = a->f->t_ns > from ? a->f->t_ns - from : 0;
+			uint8_t t = 0;
+			while (t < 31 && (4096ull << (t + 1)) <= gap)
+				t++;
+			if (!c->timeout_retx || t < c->timeout)
+				c->timeout = t ? t : 1;
+			c->timeout_retx = true;
+			unsigned k = 0;
+			for (size_t j = 0; j < idx; j++)
+				k += d->fr[j].role == DROCE_RP_OWN && d->fr[j].conn == a->conn &&
+				     d->fr[j].p.op && (d->fr[j].p.op->flags & DROCE_OPF_REQ) &&
+				     d->fr[j].p.h.bth.psn == psn;
+			if (k > c->max_resends)
+				c->max_resends = k;
+		}
+	} else {
+		a->first = true; /* what the packet carries comes from here */
+	}
+	unsigned *cnt = count_of(d, a->conn, false, psn);
+	if (!cnt || hput(&d->map, hkey(a->conn, HK_OWN_REQ, psn), idx))
+		return -ENOMEM;
+	(*cnt)++;
+	if (oi->flags & DROCE_OPF_READ) {
+		size_t *nr = realloc(d->reads, (d->nreads + 1) * sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		d->reads = nr;
+		d->reads[d->nreads++] = idx;
+	}
+	c->own_cur = psn_add(psn, n);
+	if (psn_lt(c->own_next, c->own_cur))
+		c->own_next = c->own_cur;
+	return 0;
+}
+
+/* The peer's NAKs in capture order: the side goes back when it gets one. */
+static void peer_nak_seen(struct dctx *d, const struct fr *a, size_t idx)
+{
+	struct conn *c = &d->conns[a->conn];
+	if (a->gone || !(a->p.op->hdrs & DROCE_HDR_AETH) || (a->p.op->flags & DROCE_OPF_REQ))
+		return;
+	uint8_t syn = a->p.h.ext.aeth.syndrome, k = syn & DROCE_AETH_TYPE_MASK;
+	bool back = k == DROCE_AETH_RNR_NAK ||
+		    (k == DROCE_AETH_NAK && (syn & DROCE_AETH_VALUE_MASK) == DROCE_NAK_PSN_SEQ_ERR);
+	if (back && c->own_started && psn_lt(a->p.h.bth.psn, c->own_cur)) {
+		c->nak_pending = true;
+		c->nak_psn = a->p.h.bth.psn;
+		c->nak_frame = idx;
+	}
+}
+
+/* One of the side's messages from the first visible copy of each packet. */
+static int own_build(struct dctx *d, size_t idx)
+{
+	struct fr *a = &d->fr[idx];
+	struct conn *c = &d->conns[a->conn];
+	uint32_t psn = a->p.h.bth.psn;
+	const struct droce_opcode_info *oi = a->p.op;
 	unsigned fl = oi->flags;
 	int mi;
 	if (fl & DROCE_OPF_FIRST) {
@@ -649,6 +970,8 @@ static int own_request(struct dctx *d, size_t idx)
 	}
 	struct msg *m = &d->msgs[mi];
 	m->last_psn = psn;
+	if (a->f->t_ns < m->t_ns)
+		m->t_ns = a->f->t_ns;
 	if (oi->hdrs & DROCE_HDR_RETH) {
 		m->va = a->p.h.ext.reth.va;
 		m->rkey = a->p.h.ext.reth.rkey;
@@ -672,7 +995,6 @@ static int own_request(struct dctx *d, size_t idx)
 		return -ENOMEM;
 	if (fl & DROCE_OPF_READ) {
 		/* A READ takes one PSN per response packet (9.7.4.1.2). */
-		c->own_next = psn_add(psn, npkts(m->dma_len, c->mtu));
 		m->last_psn = psn_add(psn, npkts(m->dma_len, c->mtu) - 1);
 		free(m->data);
 		m->data = calloc(1, m->dma_len + 1);
@@ -685,6 +1007,86 @@ static int own_request(struct dctx *d, size_t idx)
 		m->complete = true;
 		c->cur_own = -1;
 	}
+	return 0;
+}
+
+/*
+ * The side's requests: first their place in its PSN sequence, in capture
+ * order (gaps, retransmissions, crossings, the ACK timeout), then its
+ * messages from the first visible copy of each packet in PSN order, since
+ * a packet lost before the capture point shows up only in a later
+ * retransmission. A message is posted when its first visible packet went
+ * out, and never after a message behind it.
+ */
+static int own_requests(struct dctx *d)
+{
+	int r;
+	for (size_t i = 0; i < d->nfr; i++) {
+		struct fr *a = &d->fr[i];
+		if (a->conn < 0 || !a->p.op || a->r != DROCE_PARSE_OK || (a->p.op->flags & DROCE_OPF_CNP))
+			continue;
+		if (a->role == DROCE_RP_PEER) {
+			peer_nak_seen(d, a, i);
+			if (is_trigger(a)) {
+				d->conns[a->conn].trig_t = a->t_seen ? a->t_seen : a->f->t_ns;
+				d->conns[a->conn].trig_frame = i;
+			}
+			if (!a->gone && !(a->p.op->flags & DROCE_OPF_REQ) &&
+			    (!(a->p.op->hdrs & DROCE_HDR_AETH) ||
+			     (a->p.h.ext.aeth.syndrome & DROCE_AETH_TYPE_MASK) == DROCE_AETH_ACK))
+				d->conns[a->conn].ack_t = a->t_seen ? a->t_seen : a->f->t_ns;
+		}
+		else if (a->role == DROCE_RP_OWN && (a->p.op->flags & DROCE_OPF_REQ) && (r = own_seq(d, i)))
+			return r;
+	}
+	size_t *ord = calloc(d->nfr + 1, sizeof(*ord));
+	if (!ord)
+		return -ENOMEM;
+	for (unsigned ci = 0; ci < d->nconns; ci++) {
+		struct conn *c = &d->conns[ci];
+		size_t n = 0;
+		for (size_t i = 0; i < d->nfr; i++)
+			if (d->fr[i].first && d->fr[i].conn == (int)ci)
+				ord[n++] = i;
+		/* insertion sort by distance from the first PSN: small captures */
+		for (size_t i = 1; i < n; i++) {
+			size_t v = ord[i], j = i;
+			uint32_t dv = (d->fr[v].p.h.bth.psn - c->sq_psn) & PSN_MASK;
+			while (j > 0 && ((d->fr[ord[j - 1]].p.h.bth.psn - c->sq_psn) & PSN_MASK) > dv) {
+				ord[j] = ord[j - 1];
+				j--;
+			}
+			ord[j] = v;
+		}
+		size_t first_msg = d->nmsgs;
+		uint32_t expect = c->sq_psn;
+		for (size_t i = 0; i < n; i++) {
+			struct fr *a = &d->fr[ord[i]];
+			uint32_t psn = a->p.h.bth.psn;
+			if (psn != expect) {
+				/* Never seen on the wire: the message around it is
+				 * not known whole, droce is not asked to send it. */
+				c->cur_own = -1;
+				if (!(a->p.op->flags & DROCE_OPF_FIRST)) {
+					expect = psn_add(psn, 1);
+					continue;
+				}
+			}
+			if ((r = own_build(d, ord[i]))) {
+				free(ord);
+				return r;
+			}
+			expect = (a->p.op->flags & DROCE_OPF_READ)
+					 ? psn_add(psn, npkts(a->p.h.ext.reth.dma_len, c->mtu))
+					 : psn_add(psn, 1);
+		}
+		if (c->cur_own >= 0) /* the capture stops in the middle of a message */
+			c->cur_own = -1;
+		for (size_t i = d->nmsgs; i-- > first_msg + 1;)
+			if (d->msgs[i].t_ns < d->msgs[i - 1].t_ns)
+				d->msgs[i - 1].t_ns = d->msgs[i].t_ns;
+	}
+	free(ord);
 	return 0;
 }
 
@@ -703,8 +1105,6 @@ static int peer_response(struct dctx *d, struct fr *a)
 	uint32_t psn = a->p.h.bth.psn;
 	if (oi->hdrs & DROCE_HDR_AETH) {
 		uint8_t syn = a->p.h.ext.aeth.syndrome;
-		if ((syn & DROCE_AETH_TYPE_MASK) != DROCE_AETH_ACK)
-			c->last_peer_nak_t = a->f->t_ns;
 		if ((syn & DROCE_AETH_TYPE_MASK) == DROCE_AETH_NAK &&
 		    (syn & DROCE_AETH_VALUE_MASK) != DROCE_NAK_PSN_SEQ_ERR)
 			c->error_nak = true;
@@ -740,6 +1140,72 @@ static int peer_response(struct dctx *d, struct fr *a)
 	return 0;
 }
 
+/*
+ * Did the side prompt the peer's resend @p a of a request whose first frame
+ * is @p since (a NAK, an RNR NAK, a READ response or atomic ACK out of order
+ * for it)? If not, the peer's ACK timer fired: the side's answer to the
+ * original, which the capture does not show, was lost on the way.
+ */
+static bool prompted(struct dctx *d, const struct fr *a, size_t since)
+{
+	for (size_t j = since; j < d->nfr && &d->fr[j] != a; j++) {
+		const struct fr *b = &d->fr[j];
+		if (b->role != DROCE_RP_OWN || b->conn != a->conn || !b->p.op ||
+		    (b->p.op->flags & (DROCE_OPF_REQ | DROCE_OPF_CNP)))
+			continue;
+		bool nak = (b->p.op->hdrs & DROCE_HDR_AETH) &&
+			   (b->p.h.ext.aeth.syndrome & DROCE_AETH_TYPE_MASK) != DROCE_AETH_ACK;
+		if (nak || b->p.h.bth.opcode != DROCE_OP_RC_ACKNOWLEDGE)
+			return true; /* a NAK, a READ response, an atomic ACK */
+	}
+	return false;
+}
+
+/*
+ * The peer asks again for a READ or an atomic the side has answered: every
+ * response packet of it the capture has not shown was sent and lost before
+ * the capture point (the side answers a READ whole, 9.7.4.1.2, before it
+ * takes the next request). droce sends them; they are not compared.
+ */
+static int lost_answers(struct dctx *d, const struct fr *a)
+{
+	int mi = find_msg(d, a->conn, false, a->p.h.bth.psn, true);
+	if (mi < 0 || (d->msgs[mi].kind != M_READ && d->msgs[mi].kind != M_CAS &&
+		       d->msgs[mi].kind != M_FAA))
+		return 0;
+	/* Only when the side had begun to answer the original: one it has
+	 * not answered yet (a slow responder, a capture far from it) is
+	 * answered now, nothing of it was lost. Settled when the side starts
+	 * answering the duplicate: answers to the original may still follow
+	 * in the capture (they crossed the request on the wire). */
+	struct msg *m = &d->msgs[mi];
+	if (m->resp_started || !prompted(d, a, m->first_idx)) {
+		m->dup_pending = true;
+		m->dup_psn = a->p.h.bth.psn;
+	}
+	return 0;
+}
+
+/* The side starts answering a duplicate of message @p m: whatever it never showed of the original was lost. */
+static int settle_dup(struct dctx *d, struct msg *m, uint32_t psn)
+{
+	if (!m->dup_pending || psn != m->dup_psn)
+		return 0;
+	m->dup_pending = false;
+	uint32_t from = m->resp_started ? m->resp_next : m->first_psn;
+	for (uint32_t q = from; !psn_lt(m->last_psn, q) && !psn_lt(q, m->first_psn); q = psn_add(q, 1)) {
+		unsigned *n = count_of(d, m->conn, true, q);
+		if (!n)
+			return -ENOMEM;
+		if (!*n && add_lost(d, m->conn, true, q))
+			return -ENOMEM;
+		if (q == m->last_psn)
+			break;
+	}
+	m->resp_next = psn;
+	return 0;
+}
+
 /* The peer's request to the side: droce answers it as a responder. */
 static int peer_request(struct dctx *d, struct fr *a)
 {
@@ -752,6 +1218,9 @@ static int peer_request(struct dctx *d, struct fr *a)
 	}
 	if (c->resp_dead)
 		return 0; /* after an error NAK the QP is in ERR: nothing executes (9.7.5.2.x class C) */
+	if (psn != c->peer_next && psn_lt(psn, c->peer_next) &&
+	    (oi->flags & (DROCE_OPF_READ | DROCE_OPF_ATOMIC)))
+		return lost_answers(d, a);
 	if (psn != c->peer_next)
 		return 0; /* duplicate or out of sequence: no new work for the side */
 	unsigned fl = oi->flags;
@@ -844,8 +1313,37 @@ static int own_response(struct dctx *d, struct fr *a)
 		if (mi < 0 || d->msgs[mi].kind != M_READ)
 			return 0;
 		struct msg *m = &d->msgs[mi];
+		/* Response packets skipped within the READ were lost before
+		 * the capture point (a READ is answered in order, 9.7.4.1.2). */
+		if (!m->resp_started) {
+			m->resp_started = true;
+			m->resp_next = m->first_psn;
+		}
 		size_t off = (size_t)((psn - m->first_psn) & PSN_MASK) * c->mtu;
 		struct region *r = region_of(d, m->rkey);
+		if (psn_lt(psn, m->resp_next)) {
+			/* before taking it as the answer to a duplicate */
+			struct dlost *l = arrived_late(d, (size_t)(a - d->fr), true, m->resp_next);
+			if (l) {
+				l->late = a->f->num; /* delayed, not lost: its copy is counted */
+				long k = learn(d, r, m->va + off, a->p.payload, a->p.h.payload_len,
+					       m->req_seq);
+				return k >= 0 ? off_wire(d, a, r, m->va + off, k) : 0;
+			}
+			c->resp_epoch++; /* answered again */
+		}
+		if (settle_dup(d, m, psn))
+			return -ENOMEM;
+		if (psn != m->resp_next && !psn_lt(psn, m->resp_next))
+			for (uint32_t q = m->resp_next; q != psn; q = psn_add(q, 1))
+				if (add_lost(d, a->conn, true, q))
+					return -ENOMEM;
+		unsigned *cnt = count_of(d, a->conn, true, psn);
+		if (!cnt)
+			return -ENOMEM;
+		(*cnt)++;
+		if (!psn_lt(psn_add(psn, 1), m->resp_next))
+			m->resp_next = psn_add(psn, 1);
 		long k = learn(d, r, m->va + off, a->p.payload, a->p.h.payload_len, m->req_seq);
 		if (k >= 0)
 			return off_wire(d, a, r, m->va + off, k);
@@ -855,6 +1353,16 @@ static int own_response(struct dctx *d, struct fr *a)
 		if (mi < 0)
 			return 0;
 		struct msg *m = &d->msgs[mi];
+		if (settle_dup(d, m, psn))
+			return -ENOMEM;
+		if (!m->resp_started) {
+			m->resp_started = true;
+			m->resp_next = psn_add(psn, 1);
+		}
+		unsigned *cnt = count_of(d, a->conn, true, psn);
+		if (!cnt)
+			return -ENOMEM;
+		(*cnt)++;
 		struct region *r = region_of(d, m->rkey);
 		uint8_t b[8];
 		put_le64(b, a->p.h.ext.atomic_ack);
@@ -880,7 +1388,7 @@ static int walk(struct dctx *d)
 {
 	for (size_t i = 0; i < d->nfr; i++) {
 		struct fr *a = &d->fr[i];
-		if (a->conn < 0 || !a->p.op || a->r != DROCE_PARSE_OK)
+		if (a->conn < 0 || !a->p.op || a->r != DROCE_PARSE_OK || a->gone)
 			continue;
 		unsigned fl = a->p.op->flags;
 		int r = 0;
@@ -897,7 +1405,7 @@ static int walk(struct dctx *d)
 			continue;
 		}
 		if (a->role == DROCE_RP_OWN && (fl & DROCE_OPF_REQ))
-			r = own_request(d, i);
+			r = 0; /* own_requests() */
 		else if (a->role == DROCE_RP_OWN)
 			r = own_response(d, a);
 		else if (fl & DROCE_OPF_REQ)
@@ -985,6 +1493,9 @@ static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *o
 			d->ignored_ud);
 	fprintf(out, "capture %s\n", cap_path);
 	fprintf(out, "ip %s\n", side);
+	if (d->impair && d->impair[0])
+		fprintf(out, "# the side received through droce's shim behind the capture point\n"
+			"impair %s\n", d->impair);
 	fputs("mac ", out);
 	put_mac(out, d->mac);
 	fputc('\n', out);
@@ -1198,6 +1709,35 @@ static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *o
 	if (any_ack_by_own)
 		fputs("# how many packets one ACK covers is the responder's choice (IBTA 9.7.5.1.1)\n"
 		      "allow ack-coalescing\n", out);
+	if (d->retrans_own)
+		fputs("# how far a requester runs before a NAK reaches it and it goes back is its\n"
+		      "# window and its link's pace, not the protocol\n"
+		      "allow send-ahead\n"
+		      "# and its timers run from when it sent: droce sends no request earlier than the\n"
+		      "# side's of the same rank did\n"
+		      "pace requests\n", out);
+	for (size_t i = 0; i < d->ncross; i++) {
+		fprintf(out, "deliver %u at=", d->cross[i].frame);
+		put_time(out, d->cross[i].at);
+		fputs("  # the side got this only after sending the frames the capture shows after it\n"
+		      "# (they crossed on the wire)\n", out);
+	}
+	bool said = false;
+	for (size_t i = 0; i < d->nlost; i++) {
+		const struct dlost *l = &d->lost[i];
+		/* A request PSN inside a READ's response range is no packet. */
+		if (l->late) {
+			fprintf(out, "late %u copy=%u  # delayed on the wire, not lost: compared out of place\n",
+				l->late, l->copy);
+			continue;
+		}
+		if (!l->resp && !own_frame_at(d, l->conn, l->psn))
+			continue;
+		if (!said)
+			fputs("# packets of the side the capture lacks (lost before the capture point)\n", out);
+		said = true;
+		fprintf(out, "lost qp%d %s %u copy=%u\n", l->conn, l->resp ? "resp" : "req", l->psn, l->copy);
+	}
 	for (unsigned i = 0; i < d->nskipped_cnp; i++)
 		fprintf(out, "skip-frame %u  # CNP with no CE-marked frame before it: droce only "
 			"notifies congestion it saw (A17.9.2)\n", d->skipped_cnp[i]);
@@ -1205,6 +1745,13 @@ static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *o
 
 int droce_rp_derive(const struct droce_rp_capture *cap, const char *cap_path, const char *ip,
 		    FILE *out, char *err, size_t errlen)
+{
+	return droce_rp_derive_impaired(cap, cap_path, ip, NULL, NULL, out, err, errlen);
+}
+
+int droce_rp_derive_impaired(const struct droce_rp_capture *cap, const char *cap_path,
+			     const char *ip, const char *impair, const bool *gone, FILE *out,
+			     char *err, size_t errlen)
 {
 	struct dctx *d = calloc(1, sizeof(*d));
 	if (!d) {
@@ -1229,6 +1776,7 @@ int droce_rp_derive(const struct droce_rp_capture *cap, const char *cap_path, co
 	for (size_t i = 0; i < cap->n; i++) {
 		struct fr *a = &d->fr[d->nfr];
 		a->f = &cap->f[i];
+		a->gone = gone && gone[i];
 		a->role = droce_rp_classify(a->f, d->ipv, d->ip, &a->p, &a->r);
 		a->conn = -1;
 		if (a->role == DROCE_RP_OTHER) {
@@ -1285,8 +1833,9 @@ int droce_rp_derive(const struct droce_rp_capture *cap, const char *cap_path, co
 	for (size_t i = 0; i < d->nfr; i++)
 		if (d->fr[i].role == DROCE_RP_OWN && d->fr[i].conn >= 0)
 			memcpy(d->conns[d->fr[i].conn].peer_mac, d->fr[i].p.h.net.dst_mac, 6);
-	if ((r = infer_mtu(d)) || (r = collect_regions(d)) || (r = walk(d)))
+	if ((r = infer_mtu(d)) || (r = collect_regions(d)) || (r = own_requests(d)) || (r = walk(d)))
 		goto out;
+	d->impair = impair;
 	emit(d, cap_path, ip, out);
 out:
 	if (r == -ENOMEM)
@@ -1303,6 +1852,11 @@ out:
 		free(d->regions[i].kseq);
 		free(d->regions[i].wseq);
 	}
+	free(d->pc);
+	hfree(&d->map);
+	free(d->reads);
+	free(d->lost);
+	free(d->cross);
 	free(d->fr);
 	free(d);
 	return r;

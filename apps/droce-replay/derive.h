@@ -11,6 +11,7 @@
 #ifndef DROCE_REPLAY_DERIVE_H
 #define DROCE_REPLAY_DERIVE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "capture.h"
@@ -24,5 +25,17 @@
  */
 int droce_rp_derive(const struct droce_rp_capture *cap, const char *cap_path, const char *ip,
 		    FILE *out, char *err, size_t errlen);
+
+/**
+ * The same for a side that received through a seeded impairment shim
+ * behind the capture point (droce-perf --impair @p impair). @p gone[i]
+ * says capture frame i (0-based) never reached the side (the shim dropped
+ * it: the caller runs the shim, which lives in the engine): derivation
+ * ignores it, and the scenario says "impair SPEC" so that the replay
+ * drops it too. NULL/NULL: droce_rp_derive().
+ */
+int droce_rp_derive_impaired(const struct droce_rp_capture *cap, const char *cap_path,
+			     const char *ip, const char *impair, const bool *gone, FILE *out,
+			     char *err, size_t errlen);
 
 #endif

@@ -81,6 +81,37 @@ static int map_key(uint8_t *rkey_p, uint8_t *va_p, const struct droce_rp_scenari
 	return 1;
 }
 
+/*
+ * A rewritten frame whose sender filled in the UDP checksum (tcpdump on a
+ * bridge sees what the peer's kernel sent) must not carry a stale one:
+ * over IPv4 it becomes 0, "no checksum" (RFC 768, which RoCEv2 senders
+ * use); over IPv6, where 0 is not allowed (RFC 8200), it is recomputed.
+ */
+static void fix_udp_csum(uint8_t *frame, size_t len, const struct droce_pkt *p)
+{
+	uint8_t *udp = frame + p->bth_off - 8;
+	if (!droce_get_be16(udp + 6) || p->bth_off - 8 + (size_t)droce_get_be16(udp + 4) > len)
+		return;
+	if (p->h.net.ip_version == 4) {
+		droce_put_be16(udp + 6, 0);
+		return;
+	}
+	const uint8_t *ip6 = frame + p->l3_off;
+	uint32_t ulen = droce_get_be16(udp + 4), sum = 0;
+	for (unsigned i = 8; i < 40; i += 2) /* source and destination addresses */
+		sum += droce_get_be16(ip6 + i);
+	sum += ulen + 17;
+	droce_put_be16(udp + 6, 0);
+	for (uint32_t i = 0; i + 1 < ulen; i += 2)
+		sum += droce_get_be16(udp + i);
+	if (ulen & 1)
+		sum += (uint32_t)udp[ulen - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xFFFF) + (sum >> 16);
+	uint16_t c = (uint16_t)~sum;
+	droce_put_be16(udp + 6, c ? c : 0xFFFF);
+}
+
 int droce_rp_rewrite(uint8_t *frame, size_t len, const struct droce_rp_scenario *s,
 		     const struct droce_rp_map *map)
 {
@@ -106,5 +137,7 @@ int droce_rp_rewrite(uint8_t *frame, size_t len, const struct droce_rp_scenario 
 		changed += map_key(bth + oi->off_ieth, NULL, s, map);
 	if (changed && icrc_ok)
 		droce_rp_fix_icrc(frame, len);
+	if (changed)
+		fix_udp_csum(frame, len, &p);
 	return changed;
 }

@@ -2,14 +2,16 @@
 /*
  * droce-replay: conformance tests from captures.
  *
- *   droce-replay [-w OUT.pcap] SCENARIO replay; exit 0 match, 1 mismatch, 2 bad input
- *   droce-replay --derive CAPTURE --side IP
+ *   droce-replay [--strict] [-w OUT.pcap] SCENARIO
+ *                                       replay; exit 0 match, 1 mismatch, 2 bad input
+ *   droce-replay --derive CAPTURE --side IP [--impair SPEC]
  *                                       write a scenario for that side to stdout
  *   droce-replay --sides CAPTURE        list the addresses that send RC frames to another host
  *
  * The scenario format is documented in pcap/README.md.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,17 +24,21 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: droce-replay [-w OUT.pcap] SCENARIO\n"
-	      "       droce-replay --derive CAPTURE --side IP\n"
+	fputs("usage: droce-replay [--strict] [-w OUT.pcap] SCENARIO\n"
+	      "       droce-replay --derive CAPTURE --side IP [--impair SPEC]\n"
 	      "       droce-replay --sides CAPTURE\n"
 	      "Replays a capture's peer frames into a fresh droce context on a virtual clock and\n"
 	      "compares what droce sends, writes and completes with what the scenario expects.\n"
 	      "-w OUT.pcap writes the replayed conversation (peer frames as fed, droce's frames).\n"
+	      "--impair SPEC: the side received through droce-perf --impair SPEC behind the\n"
+	      "capture point; the scenario then replays through the same seeded shim.\n"
+	      "--strict also compares the requester's policy, ignored by default: MigReq,\n"
+	      "where AckReq is set, and the credit count of ACKs.\n"
 	      "Exit: 0 match, 1 mismatch, 2 bad scenario or capture (FILE:LINE: reason).\n"
 	      "Scenario format: pcap/README.md.\n", f);
 }
 
-static int do_derive(const char *capture, const char *side)
+static int do_derive(const char *capture, const char *side, const char *impair)
 {
 	struct droce_rp_capture cap;
 	char err[512];
@@ -42,7 +48,25 @@ static int do_derive(const char *capture, const char *side)
 	}
 	char abs[4096];
 	const char *name = realpath(capture, abs) ? abs : capture;
-	int r = droce_rp_derive(&cap, name, side, stdout, err, sizeof(err));
+	bool *gone = NULL;
+	int r = 0;
+	if (impair) {
+		uint8_t ip[16];
+		int ipv = droce_rp_parse_ip(side, ip);
+		gone = calloc(cap.n + 1, sizeof(*gone));
+		if (!gone)
+			r = -ENOMEM;
+		else if (ipv)
+			r = droce_rp_impair_mask(impair, &cap, ipv, ip, gone, err, sizeof(err));
+		if (r) {
+			fprintf(stderr, "droce-replay: --impair %s: %s\n", impair, r == -ENOMEM ? "out of memory" : err);
+			free(gone);
+			droce_rp_capture_free(&cap);
+			return DROCE_RP_BAD_INPUT;
+		}
+	}
+	r = droce_rp_derive_impaired(&cap, name, side, impair, gone, stdout, err, sizeof(err));
+	free(gone);
 	droce_rp_capture_free(&cap);
 	if (r) {
 		fprintf(stderr, "droce-replay: cannot derive a scenario from %s for %s: %s\n", capture,
@@ -90,7 +114,7 @@ static int do_sides(const char *capture)
 	return 0;
 }
 
-static int do_replay(const char *path, const char *pcap_out)
+static int do_replay(const char *path, const char *pcap_out, bool strict)
 {
 	struct droce_rp_scenario *s;
 	char err[1024];
@@ -98,6 +122,8 @@ static int do_replay(const char *path, const char *pcap_out)
 		fprintf(stderr, "droce-replay: %s\n", err);
 		return DROCE_RP_BAD_INPUT;
 	}
+	if (strict)
+		s->checks |= DROCE_RP_CHECK_STRICT;
 	struct droce_rp_capture cap;
 	char cerr[512];
 	if (droce_rp_capture_load(s->capture, &cap, cerr, sizeof(cerr))) {
@@ -118,16 +144,42 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (argc == 5 && !strcmp(argv[1], "--derive") && !strcmp(argv[3], "--side"))
-		return do_derive(argv[2], argv[4]);
-	if (argc == 5 && !strcmp(argv[1], "--side") && !strcmp(argv[3], "--derive"))
-		return do_derive(argv[4], argv[2]);
+	if (argc >= 2 && (!strcmp(argv[1], "--derive") || !strcmp(argv[1], "--side"))) {
+		/* --derive CAPTURE --side IP [--impair SPEC], in any order */
+		const char *cap = NULL, *side = NULL, *imp = NULL;
+		int i;
+		for (i = 1; i + 1 < argc; i += 2) {
+			const char **v = !strcmp(argv[i], "--derive") ? &cap
+					 : !strcmp(argv[i], "--side") ? &side
+					 : !strcmp(argv[i], "--impair") ? &imp : NULL;
+			if (!v || *v)
+				break;
+			*v = argv[i + 1];
+		}
+		if (i == argc && cap && side)
+			return do_derive(cap, side, imp);
+		usage(stderr);
+		return DROCE_RP_BAD_INPUT;
+	}
 	if (argc == 3 && !strcmp(argv[1], "--sides"))
 		return do_sides(argv[2]);
-	if (argc == 2 && argv[1][0] != '-')
-		return do_replay(argv[1], NULL);
-	if (argc == 4 && !strcmp(argv[1], "-w") && argv[3][0] != '-')
-		return do_replay(argv[3], argv[2]);
+	/* [--strict] [-w OUT.pcap] SCENARIO, options in any order */
+	const char *out = NULL, *scn = NULL;
+	bool strict = false;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--strict") && !strict) {
+			strict = true;
+		} else if (!strcmp(argv[i], "-w") && !out && i + 1 < argc && argv[i + 1][0] != '-') {
+			out = argv[++i];
+		} else if (argv[i][0] != '-' && !scn) {
+			scn = argv[i];
+		} else {
+			scn = NULL;
+			break;
+		}
+	}
+	if (scn)
+		return do_replay(scn, out, strict);
 	usage(stderr);
 	return DROCE_RP_BAD_INPUT;
 }

@@ -13,6 +13,9 @@
 #include <droce/params.h>
 #include <droce/verbs.h>
 
+#include "net/impair.h"
+#include "net/impair_link.h"
+
 #include "compare.h"
 #include "frames.h"
 
@@ -39,7 +42,33 @@ struct rlink {
 	struct droce_rp_sent *sent;
 	size_t nsent, capsent;
 	int nomem;
+	uint64_t *own_t;             /* capture times of the side's own frames, ascending */
+	size_t nown;
+	/* "pace requests": droce's k-th request to a QP goes out no earlier
+	 * than the side's k-th did (link busy until then) */
+	struct pace {
+		uint32_t dqpn;
+		uint8_t ip[16];
+		uint64_t *t;         /* capture times, in order */
+		size_t n, sent;
+	} pace[DROCE_RP_MAX_QPS];
+	unsigned npace;
+	uint64_t pace_wait;          /* virtual time a refused frame may go (UINT64_MAX: none) */
 };
+
+/* The pacing stream of a frame droce sends, or NULL (not a request, or no such stream). */
+static struct pace *pace_of(struct rlink *l, const uint8_t *b, uint32_t len)
+{
+	struct droce_pkt p;
+	if (!l->npace || droce_parse(b, len, &p, DROCE_PARSE_F_NO_ICRC) != DROCE_PARSE_OK || !p.op ||
+	    !(p.op->flags & DROCE_OPF_REQ))
+		return NULL;
+	size_t alen = p.h.net.ip_version == 4 ? 4 : 16;
+	for (unsigned i = 0; i < l->npace; i++)
+		if (l->pace[i].dqpn == p.h.bth.dqpn && !memcmp(l->pace[i].ip, p.h.net.dst_ip, alen))
+			return &l->pace[i];
+	return NULL;
+}
 
 static int link_tx(void *lp, const struct droce_tx_frame *f, uint64_t now)
 {
@@ -71,6 +100,16 @@ static int link_tx(void *lp, const struct droce_tx_frame *f, uint64_t now)
 	}
 	memcpy(b + o, f->trailer, f->trailer_len);
 	o += f->trailer_len;
+	struct pace *pc = pace_of(l, b, o);
+	if (pc && pc->sent < pc->n && now < T_BASE + pc->t[pc->sent]) {
+		/* the side had not sent that many by now: try again then */
+		free(b);
+		if (T_BASE + pc->t[pc->sent] < l->pace_wait)
+			l->pace_wait = T_BASE + pc->t[pc->sent];
+		return -ENOBUFS;
+	}
+	if (pc)
+		pc->sent++;
 	l->sent[l->nsent++] = (struct droce_rp_sent){
 		.t_ns = now >= T_BASE ? now - T_BASE : 0, .data = b, .len = o };
 	return 0;
@@ -110,6 +149,8 @@ struct runner {
 	uint8_t *maddr[DROCE_RP_MAX_MRS];
 	struct droce_rp_map map;
 	struct rlink link;
+	struct droce_impair *imp;            /* "impair SPEC": the side's receive shim */
+	struct droce_impair_link *imp_link;
 	uint64_t now;
 	struct droce_wc *wcs;
 	size_t nwcs, capwcs;
@@ -174,6 +215,7 @@ static void drain_cqs(struct runner *r)
 static int poll_now(struct runner *r)
 {
 	for (unsigned k = 0; k < STUCK_LIMIT; k++) {
+		r->link.pace_wait = UINT64_MAX;
 		if (!droce_ctx_poll(r->ctx, r->now))
 			return 0;
 		drain_cqs(r);
@@ -182,14 +224,45 @@ static int poll_now(struct runner *r)
 	return -1;
 }
 
-/* Advance the virtual clock to @p t, firing every timer due before it. */
-static int advance(struct runner *r, uint64_t t)
+/* The capture shows the side sending something in [@p a, @p b) (capture-relative ns). */
+static bool side_sent_between(const struct rlink *l, uint64_t a, uint64_t b)
+{
+	size_t lo = 0, hi = l->nown;
+	while (lo < hi) { /* first own frame at or after a */
+		size_t mid = lo + (hi - lo) / 2;
+		if (l->own_t[mid] < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < l->nown && l->own_t[lo] < b;
+}
+
+/*
+ * Advance the virtual clock to @p t, firing every timer due before it.
+ * With @p event (a frame arrives or a request is posted at @p t), a timer
+ * due so shortly before it (within 1/32 of how long it ran since the last
+ * event), while the capture shows the side sending nothing from that
+ * deadline to the event, is left to the poll at @p t, which takes the
+ * frames in first: the side got them before its timer fired, or its
+ * resend would be in the capture before them (droce's timer starts from
+ * droce's sends, which the replay makes as soon as it may, so it runs a
+ * little ahead of the side's).
+ */
+static int advance(struct runner *r, uint64_t t, bool event)
 {
 	unsigned stuck = 0;
 	for (;;) {
 		uint64_t dl = droce_ctx_next_deadline(r->ctx);
+		if (r->link.pace_wait < dl)
+			dl = r->link.pace_wait; /* a paced frame may go then */
 		if (dl > t)
 			break;
+		if (event && dl > r->now && t - dl <= (dl - r->now) / 32 &&
+		    !side_sent_between(&r->link, dl - T_BASE, t - T_BASE)) {
+			r->now = t;
+			return 0; /* the caller delivers and polls at t */
+		}
 		if (dl > r->now) {
 			r->now = dl;
 			stuck = 0;
@@ -218,6 +291,28 @@ static int setup(struct runner *r)
 	memcpy(p.mac, s->mac, 6);
 	p.link.ops = &rlink_ops;
 	p.link.priv = &r->link;
+	r->link.pace_wait = UINT64_MAX;
+	if (s->impair[0]) {
+		/* The side received through droce's seeded shim behind the
+		 * capture point (droce-perf --impair): the capture shows the
+		 * frames before it. The same shim, seed and frame order give
+		 * the same drops, duplicates and corruptions (reorder holds
+		 * depend on how frames were batched, which the capture's
+		 * timestamps keep: one timestamp, one burst). */
+		struct droce_impair_spec spec;
+		char err[160];
+		if (droce_impair_parse(s->impair, &spec, err, sizeof(err))) {
+			fprintf(r->out, "%s: impair %s: %s\n", s->path, s->impair, err);
+			return -1;
+		}
+		r->imp = droce_impair_create(&spec);
+		r->imp_link = r->imp ? droce_impair_link_create(p.link, r->imp) : NULL;
+		if (!r->imp_link) {
+			fprintf(r->out, "%s: impair: %s\n", s->path, strerror(errno));
+			return -1;
+		}
+		p.link = droce_impair_link_get(r->imp_link);
+	}
 	p.seed = 1; /* fixed: the same scenario replays the same way */
 	if (p.max_qps < s->nqps + 2)
 		p.max_qps = s->nqps + 2;
@@ -382,6 +477,28 @@ static int post(struct runner *r, const struct droce_rp_wr_spec *w)
 	return 0;
 }
 
+/* One more request of the side's, at capture time @p t, to the stream of its destination QP. */
+static int pace_add(struct rlink *l, const struct droce_pkt *p, uint64_t t, size_t most)
+{
+	size_t alen = p->h.net.ip_version == 4 ? 4 : 16;
+	unsigned i;
+	for (i = 0; i < l->npace; i++)
+		if (l->pace[i].dqpn == p->h.bth.dqpn && !memcmp(l->pace[i].ip, p->h.net.dst_ip, alen))
+			break;
+	if (i == l->npace) {
+		if (i == DROCE_RP_MAX_QPS)
+			return 0; /* beyond the scenario's QPs: not paced */
+		l->pace[i].dqpn = p->h.bth.dqpn;
+		memcpy(l->pace[i].ip, p->h.net.dst_ip, 16);
+		l->pace[i].t = malloc((most + 1) * sizeof(uint64_t));
+		if (!l->pace[i].t)
+			return -1;
+		l->npace++;
+	}
+	l->pace[i].t[l->pace[i].n++] = t;
+	return 0;
+}
+
 static int load_feed(struct runner *r, const struct droce_rp_capture *cap)
 {
 	const struct droce_rp_scenario *s = r->s;
@@ -390,12 +507,26 @@ static int load_feed(struct runner *r, const struct droce_rp_capture *cap)
 	if (!l->feed)
 		return -1;
 	bool own_since = false;
+	l->own_t = calloc(cap->n + 1, sizeof(*l->own_t));
+	if (!l->own_t)
+		return -1;
 	for (size_t i = 0; i < cap->n; i++) {
 		struct droce_pkt p;
 		enum droce_parse_result pr;
 		enum droce_rp_role role = droce_rp_classify(&cap->f[i], s->ip_version, s->ip, &p, &pr);
-		if (role == DROCE_RP_OWN)
+		if (role == DROCE_RP_OWN && s->pace_requests && p.op && (p.op->flags & DROCE_OPF_REQ) &&
+		    !(p.op->flags & DROCE_OPF_CNP) && pace_add(l, &p, cap->f[i].t_ns, cap->n))
+			return -1;
+		if (role == DROCE_RP_OWN) {
 			own_since = true;
+			uint64_t t = cap->f[i].t_ns;
+			size_t k = l->nown++;
+			while (k > 0 && l->own_t[k - 1] > t) { /* captures are nearly in time order */
+				l->own_t[k] = l->own_t[k - 1];
+				k--;
+			}
+			l->own_t[k] = t;
+		}
 		if (role != DROCE_RP_PEER)
 			continue;
 		struct feed *fd = &l->feed[l->nfeed];
@@ -411,6 +542,24 @@ static int load_feed(struct runner *r, const struct droce_rp_capture *cap)
 		droce_rp_rewrite(fd->data, fd->len, s, &r->map);
 		l->nfeed++;
 	}
+	/* "deliver N at=TIME": later than captured (a capture far from the
+	 * side). The peer's frames reach the side in the order they were
+	 * captured (one path, first in first out), so the ones after N come
+	 * no earlier either. */
+	for (unsigned i = 0; i < s->ndelivers; i++) {
+		size_t k;
+		for (k = 0; k < l->nfeed && l->feed[k].num != s->delivers[i].frame; k++)
+			;
+		if (k == l->nfeed) {
+			fprintf(r->out, "%s:%u: deliver: frame %u is no frame of the peer's\n", s->path,
+				s->delivers[i].line, s->delivers[i].frame);
+			return -1;
+		}
+		l->feed[k].t_ns = s->delivers[i].at_ns;
+	}
+	for (size_t i = 1; s->ndelivers && i < l->nfeed; i++)
+		if (l->feed[i].t_ns < l->feed[i - 1].t_ns)
+			l->feed[i].t_ns = l->feed[i - 1].t_ns;
 	return 0;
 }
 
@@ -442,7 +591,7 @@ static int replay(struct runner *r)
 		uint64_t tf = l->ready < l->nfeed ? l->feed[l->ready].t_ns : UINT64_MAX;
 		uint64_t t = tw <= tf ? tw : tf;
 		last = t;
-		if ((rc = advance(r, T_BASE + t)))
+		if ((rc = advance(r, T_BASE + t, true)))
 			break;
 		/* Posts first at equal times, and droce acts on them before the
 		 * frames of that instant arrive: a receive posted "at" a frame's
@@ -469,7 +618,7 @@ static int replay(struct runner *r)
 		}
 	}
 	if (!rc)
-		rc = advance(r, T_BASE + last + s->drain_ns);
+		rc = advance(r, T_BASE + last + s->drain_ns, false);
 	drain_cqs(r);
 	free(order);
 	return rc;
@@ -654,6 +803,13 @@ int droce_rp_run_write(const struct droce_rp_scenario *s, const struct droce_rp_
 		bad++;
 	}
 	print_drops(r);
+	if (r->imp) {
+		struct droce_impair_stats ist;
+		droce_impair_get_stats(r->imp, &ist);
+		fprintf(out, "impair %s: %" PRIu64 " frames, %" PRIu64 " dropped, %" PRIu64
+			" duplicated, %" PRIu64 " held, %" PRIu64 " corrupted\n", s->impair, ist.frames,
+			ist.dropped, ist.duplicated, ist.held, ist.corrupted);
+	}
 	if (pcap_out && write_conversation(r, pcap_out))
 		bad++;
 	fprintf(out, "%s: %s (%u difference%s)\n", s->path, bad ? "MISMATCH" : "MATCH", bad,
@@ -672,15 +828,53 @@ out:
 			droce_dereg_mr(r->mr[i]);
 	if (r->ctx)
 		droce_ctx_destroy(r->ctx);
+	droce_impair_link_destroy(r->imp_link);
+	droce_impair_destroy(r->imp);
 	for (unsigned i = 0; i < DROCE_RP_MAX_MRS; i++)
 		free(r->mem[i]);
 	for (size_t i = 0; i < r->link.nfeed; i++)
 		free(r->link.feed[i].data);
 	free(r->link.feed);
+	free(r->link.own_t);
+	for (unsigned i = 0; i < r->link.npace; i++)
+		free(r->link.pace[i].t);
 	for (size_t i = 0; i < r->link.nsent; i++)
 		free(r->link.sent[i].data);
 	free(r->link.sent);
 	free(r->wcs);
 	free(r);
 	return ret;
+}
+
+int droce_rp_impair_mask(const char *spec, const struct droce_rp_capture *cap, int ipv,
+			 const uint8_t ip[16], bool *gone, char *err, size_t errlen)
+{
+	struct droce_impair_spec sp;
+	if (droce_impair_parse(spec, &sp, err, errlen))
+		return -EINVAL;
+	struct droce_impair *imp = droce_impair_create(&sp);
+	uint8_t *buf = malloc(65536);
+	if (!imp || !buf) {
+		droce_impair_destroy(imp);
+		free(buf);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < cap->n; i++) {
+		struct droce_pkt p;
+		enum droce_parse_result pr;
+		gone[i] = false;
+		if (droce_rp_classify(&cap->f[i], ipv, ip, &p, &pr) != DROCE_RP_PEER)
+			continue;
+		/* the shim corrupts in place: decide on a copy */
+		uint32_t len = cap->f[i].len < 65536 ? cap->f[i].len : 65536;
+		memcpy(buf, cap->f[i].data, len);
+		struct droce_impair_verdict v = droce_impair_decide(imp, buf, len, &gone[i]);
+		gone[i] = v.action == DROCE_IMPAIR_DROP;
+		void *held[DROCE_IMPAIR_MAX_HELD];
+		droce_impair_flush(imp, held, DROCE_IMPAIR_MAX_HELD); /* delivered late, not lost */
+	}
+	droce_impair_destroy(imp);
+	free(buf);
+	return 0;
 }

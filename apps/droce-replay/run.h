@@ -9,6 +9,8 @@
 #ifndef DROCE_REPLAY_RUN_H
 #define DROCE_REPLAY_RUN_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "capture.h"
@@ -31,5 +33,16 @@ int droce_rp_run(const struct droce_rp_scenario *s, const struct droce_rp_captur
  */
 int droce_rp_run_write(const struct droce_rp_scenario *s, const struct droce_rp_capture *cap,
 		       FILE *out, const char *pcap_out);
+
+/**
+ * Which frames of @p cap a side at @p ip (version @p ipv) never received
+ * through droce's receive-side shim @p spec (droce-perf --impair SPEC):
+ * the peer's frames, in capture order, go through the same seeded shim
+ * the replay uses; @p gone[i] is set for capture frame i it drops.
+ * @return 0, or -EINVAL (a bad SPEC, reason in @p err), -ENOMEM, -ENOTSUP
+ *         (built without the engine).
+ */
+int droce_rp_impair_mask(const char *spec, const struct droce_rp_capture *cap, int ipv,
+			 const uint8_t ip[16], bool *gone, char *err, size_t errlen);
 
 #endif

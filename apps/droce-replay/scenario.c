@@ -22,6 +22,7 @@
 #define MAX_WRS 65536
 #define MAX_MEMS 4096
 #define MAX_WCS 65536
+#define MAX_LIST 1048576u /* skip-frame, expect-gap, lost, deliver entries */
 
 struct pctx {
 	struct droce_rp_scenario *s;
@@ -30,7 +31,7 @@ struct pctx {
 	unsigned line;
 	char *err;
 	size_t errlen;
-	unsigned wr_cap, mem_cap, wc_cap, skip_cap;
+	unsigned wr_cap, mem_cap, wc_cap, skip_cap, gap_cap, lost_cap, deliver_cap, late_cap;
 };
 
 /* @p rel relative to @p dir (absolute paths stay). @return 0 or -1 if too long. */
@@ -66,8 +67,10 @@ static const char *const status_names[] = {
 	[DROCE_WC_SUCCESS] = "SUCCESS",
 	[DROCE_WC_LOC_LEN_ERR] = "LOC_LEN_ERR",
 	[DROCE_WC_LOC_QP_OP_ERR] = "LOC_QP_OP_ERR",
+	[DROCE_WC_LOC_EEC_OP_ERR] = "LOC_EEC_OP_ERR",
 	[DROCE_WC_LOC_PROT_ERR] = "LOC_PROT_ERR",
 	[DROCE_WC_WR_FLUSH_ERR] = "WR_FLUSH_ERR",
+	[DROCE_WC_MW_BIND_ERR] = "MW_BIND_ERR",
 	[DROCE_WC_BAD_RESP_ERR] = "BAD_RESP_ERR",
 	[DROCE_WC_LOC_ACCESS_ERR] = "LOC_ACCESS_ERR",
 	[DROCE_WC_REM_INV_REQ_ERR] = "REM_INV_REQ_ERR",
@@ -75,7 +78,13 @@ static const char *const status_names[] = {
 	[DROCE_WC_REM_OP_ERR] = "REM_OP_ERR",
 	[DROCE_WC_RETRY_EXC_ERR] = "RETRY_EXC_ERR",
 	[DROCE_WC_RNR_RETRY_EXC_ERR] = "RNR_RETRY_EXC_ERR",
+	[DROCE_WC_LOC_RDD_VIOL_ERR] = "LOC_RDD_VIOL_ERR",
+	[DROCE_WC_REM_INV_RD_REQ_ERR] = "REM_INV_RD_REQ_ERR",
 	[DROCE_WC_REM_ABORT_ERR] = "REM_ABORT_ERR",
+	[DROCE_WC_INV_EECN_ERR] = "INV_EECN_ERR",
+	[DROCE_WC_INV_EEC_STATE_ERR] = "INV_EEC_STATE_ERR",
+	[DROCE_WC_FATAL_ERR] = "FATAL_ERR",
+	[DROCE_WC_RESP_TIMEOUT_ERR] = "RESP_TIMEOUT_ERR",
 	[DROCE_WC_GENERAL_ERR] = "GENERAL_ERR",
 };
 
@@ -416,20 +425,59 @@ static int check_name(struct pctx *c, const char *n)
 	return 0;
 }
 
+/*
+ * "qp NAME ..." and "mr NAME ...": the name is there, short enough, new
+ * (@p taken: an object of that name exists), and one more of @p n fits in
+ * @p max.
+ */
+static int new_name(struct pctx *c, char **tok, int ntok, const char *what, bool taken, unsigned n,
+		    unsigned max)
+{
+	int r;
+	if (ntok < 2)
+		return fail(c, "%s: missing name", what);
+	if ((r = check_name(c, tok[1])))
+		return r;
+	if (taken)
+		return fail(c, "%s %s defined twice", what, tok[1]);
+	if (n == max)
+		return fail(c, "more than %u %ss", max, what[0] == 'q' ? "QP" : "MR");
+	return 0;
+}
+
+/*
+ * Room for one more element of @p size after the @p n in @p arr, whose
+ * capacity @p *cap doubles, at most @p max (@p what names them in the
+ * error). @return the array (perhaps moved), or NULL with @p *r set.
+ */
+static void *grow(struct pctx *c, void *arr, unsigned n, unsigned *cap, size_t size, unsigned max,
+		  const char *what, int *r)
+{
+	if (n == max) {
+		*r = fail(c, "more than %u %s", max, what);
+		return NULL;
+	}
+	if (n < *cap)
+		return arr;
+	unsigned nc = *cap ? *cap * 2 : 16;
+	void *na = realloc(arr, (size_t)(nc < max ? nc : max) * size);
+	if (!na) {
+		*r = -ENOMEM;
+		return NULL;
+	}
+	*cap = nc < max ? nc : max;
+	return na;
+}
+
 static int line_qp(struct pctx *c, char **tok, int ntok)
 {
 	struct droce_rp_scenario *s = c->s;
 	struct opts o;
 	const char *v;
 	int r;
-	if (ntok < 2)
-		return fail(c, "qp: missing name");
-	if ((r = check_name(c, tok[1])))
+	if ((r = new_name(c, tok, ntok, "qp", ntok >= 2 && droce_rp_find_qp(s, tok[1]) >= 0, s->nqps,
+			  DROCE_RP_MAX_QPS)))
 		return r;
-	if (droce_rp_find_qp(s, tok[1]) >= 0)
-		return fail(c, "qp %s defined twice", tok[1]);
-	if (s->nqps == DROCE_RP_MAX_QPS)
-		return fail(c, "more than %d QPs", DROCE_RP_MAX_QPS);
 	struct droce_rp_qp_spec *q = &s->qps[s->nqps];
 	memset(q, 0, sizeof(*q));
 	snprintf(q->name, sizeof(q->name), "%s", tok[1]);
@@ -488,14 +536,9 @@ static int line_mr(struct pctx *c, char **tok, int ntok)
 	struct opts o;
 	const char *v;
 	int r;
-	if (ntok < 2)
-		return fail(c, "mr: missing name");
-	if ((r = check_name(c, tok[1])))
+	if ((r = new_name(c, tok, ntok, "mr", ntok >= 2 && droce_rp_find_mr(s, tok[1]) >= 0, s->nmrs,
+			  DROCE_RP_MAX_MRS)))
 		return r;
-	if (droce_rp_find_mr(s, tok[1]) >= 0)
-		return fail(c, "mr %s defined twice", tok[1]);
-	if (s->nmrs == DROCE_RP_MAX_MRS)
-		return fail(c, "more than %d MRs", DROCE_RP_MAX_MRS);
 	struct droce_rp_mr_spec *m = &s->mrs[s->nmrs];
 	memset(m, 0, sizeof(*m));
 	snprintf(m->name, sizeof(m->name), "%s", tok[1]);
@@ -560,19 +603,13 @@ static int line_data(struct pctx *c, char **tok, int ntok, bool expect)
 		free(b);
 		return 0;
 	}
-	if (s->nmems == c->mem_cap) {
-		if (c->mem_cap == MAX_MEMS) {
-			free(b);
-			return fail(c, "more than %d expect-mem lines", MAX_MEMS);
-		}
-		c->mem_cap = c->mem_cap ? c->mem_cap * 2 : 16;
-		void *nm = realloc(s->mems, c->mem_cap * sizeof(*s->mems));
-		if (!nm) {
-			free(b);
-			return -ENOMEM;
-		}
-		s->mems = nm;
+	void *nm = grow(c, s->mems, s->nmems, &c->mem_cap, sizeof(*s->mems), MAX_MEMS,
+			"expect-mem lines", &r);
+	if (!nm) {
+		free(b);
+		return r;
 	}
+	s->mems = nm;
 	s->mems[s->nmems++] = (struct droce_rp_mem_expect){
 		.line = c->line, .mr = mi, .off = off, .bytes = b, .len = n };
 	return 0;
@@ -663,15 +700,10 @@ static int line_wr(struct pctx *c, char **tok, int ntok, bool recv)
 	}
 	if ((r = unused(c, &o, dir)))
 		return r;
-	if (s->nwrs == c->wr_cap) {
-		if (c->wr_cap == MAX_WRS)
-			return fail(c, "more than %d work requests", MAX_WRS);
-		c->wr_cap = c->wr_cap ? c->wr_cap * 2 : 16;
-		void *nw = realloc(s->wrs, c->wr_cap * sizeof(*s->wrs));
-		if (!nw)
-			return -ENOMEM;
-		s->wrs = nw;
-	}
+	void *nw = grow(c, s->wrs, s->nwrs, &c->wr_cap, sizeof(*s->wrs), MAX_WRS, "work requests", &r);
+	if (!nw)
+		return r;
+	s->wrs = nw;
 	s->wrs[s->nwrs++] = w;
 	return 0;
 }
@@ -702,8 +734,8 @@ static int line_wc(struct pctx *c, char **tok, int ntok)
 	    (r = need(c, &o, "expect-wc", "status", &v)))
 		return r;
 	w.status = -1;
-	for (int i = 0; droce_rp_status_name(i); i++)
-		if (!strcmp(v, droce_rp_status_name(i)))
+	for (int i = 0; i <= DROCE_WC_GENERAL_ERR; i++) /* verbs' numbers: no hole, but do not rely on it */
+		if (droce_rp_status_name(i) && !strcmp(v, droce_rp_status_name(i)))
 			w.status = i;
 	if (w.status < 0)
 		return fail(c, "expect-wc: unknown status '%s' (SUCCESS, REM_ACCESS_ERR, ...)", v);
@@ -726,15 +758,10 @@ static int line_wc(struct pctx *c, char **tok, int ntok)
 	}
 	if ((r = unused(c, &o, "expect-wc")))
 		return r;
-	if (s->nwcs == c->wc_cap) {
-		if (c->wc_cap == MAX_WCS)
-			return fail(c, "more than %d expect-wc lines", MAX_WCS);
-		c->wc_cap = c->wc_cap ? c->wc_cap * 2 : 16;
-		void *nw = realloc(s->wcs, c->wc_cap * sizeof(*s->wcs));
-		if (!nw)
-			return -ENOMEM;
-		s->wcs = nw;
-	}
+	void *nw = grow(c, s->wcs, s->nwcs, &c->wc_cap, sizeof(*s->wcs), MAX_WCS, "expect-wc lines", &r);
+	if (!nw)
+		return r;
+	s->wcs = nw;
 	s->wcs[s->nwcs++] = w;
 	return 0;
 }
@@ -751,13 +778,11 @@ static int line_skip(struct pctx *c, char **tok, int ntok)
 			return r;
 		if (n == 0)
 			return fail(c, "skip-frame: frames are numbered from 1");
-		if (s->nskip == c->skip_cap) {
-			c->skip_cap = c->skip_cap ? c->skip_cap * 2 : 16;
-			void *ns = realloc(s->skip, c->skip_cap * sizeof(*s->skip));
-			if (!ns)
-				return -ENOMEM;
-			s->skip = ns;
-		}
+		void *ns = grow(c, s->skip, s->nskip, &c->skip_cap, sizeof(*s->skip), MAX_LIST,
+				"skipped frames", &r);
+		if (!ns)
+			return r;
+		s->skip = ns;
 		s->skip[s->nskip++] = n;
 	}
 	return 0;
@@ -777,11 +802,81 @@ static int line_gap(struct pctx *c, char **tok, int ntok)
 		return r;
 	if (!g.a || !g.b || g.a >= g.b)
 		return fail(c, "expect-gap: frames are numbered from 1 and A must come before B");
-	void *ng = realloc(s->gaps, (s->ngaps + 1) * sizeof(*s->gaps));
+	void *ng = grow(c, s->gaps, s->ngaps, &c->gap_cap, sizeof(*s->gaps), MAX_LIST, "expect-gap lines", &r);
 	if (!ng)
-		return -ENOMEM;
+		return r;
 	s->gaps = ng;
 	s->gaps[s->ngaps++] = g;
+	return 0;
+}
+
+/* "lost QP req|resp PSN [copy=K]" */
+static int line_lost(struct pctx *c, char **tok, int ntok)
+{
+	struct droce_rp_scenario *s = c->s;
+	struct droce_rp_lost l = { .line = c->line };
+	int r;
+	if (ntok < 4 || ntok > 5 || (strcmp(tok[2], "req") && strcmp(tok[2], "resp")))
+		return fail(c, "lost: expected 'lost QP req|resp PSN [copy=K]'");
+	if ((l.qp = droce_rp_find_qp(s, tok[1])) < 0)
+		return fail(c, "lost: unknown qp '%s'", tok[1]);
+	l.resp = !strcmp(tok[2], "resp");
+	if ((r = parse_u32(c, "lost PSN", tok[3], 0xFFFFFF, &l.psn)))
+		return r;
+	if (ntok == 5) {
+		if (strncmp(tok[4], "copy=", 5))
+			return fail(c, "lost: unknown option '%s'", tok[4]);
+		if ((r = parse_u32(c, "copy", tok[4] + 5, 1000000, &l.copy)))
+			return r;
+	}
+	void *nl = grow(c, s->lost, s->nlost, &c->lost_cap, sizeof(*s->lost), MAX_LIST, "lost lines", &r);
+	if (!nl)
+		return r;
+	s->lost = nl;
+	s->lost[s->nlost++] = l;
+	return 0;
+}
+
+/* "deliver N at=TIME" */
+static int line_deliver(struct pctx *c, char **tok, int ntok)
+{
+	struct droce_rp_scenario *s = c->s;
+	struct droce_rp_deliver v = { .line = c->line };
+	int r;
+	if (ntok != 3 || strncmp(tok[2], "at=", 3))
+		return fail(c, "deliver: expected 'deliver FRAME at=TIME'");
+	if ((r = parse_u32(c, "deliver frame", tok[1], UINT32_MAX, &v.frame)) ||
+	    (r = parse_time(c, "at", tok[2] + 3, &v.at_ns)))
+		return r;
+	if (!v.frame)
+		return fail(c, "deliver: frames are numbered from 1");
+	void *nv = grow(c, s->delivers, s->ndelivers, &c->deliver_cap, sizeof(*s->delivers), MAX_LIST,
+			"deliver lines", &r);
+	if (!nv)
+		return r;
+	s->delivers = nv;
+	s->delivers[s->ndelivers++] = v;
+	return 0;
+}
+
+/* "late N [copy=K]" */
+static int line_late(struct pctx *c, char **tok, int ntok)
+{
+	struct droce_rp_scenario *s = c->s;
+	struct droce_rp_late v = { .line = c->line };
+	int r;
+	if (ntok < 2 || ntok > 3 || (ntok == 3 && strncmp(tok[2], "copy=", 5)))
+		return fail(c, "late: expected 'late FRAME [copy=K]'");
+	if ((r = parse_u32(c, "late frame", tok[1], UINT32_MAX, &v.frame)) ||
+	    (ntok == 3 && (r = parse_u32(c, "copy", tok[2] + 5, 1000000, &v.copy))))
+		return r;
+	if (!v.frame)
+		return fail(c, "late: frames are numbered from 1");
+	void *nv = grow(c, s->lates, s->nlates, &c->late_cap, sizeof(*s->lates), MAX_LIST, "late lines", &r);
+	if (!nv)
+		return r;
+	s->lates = nv;
+	s->lates[s->nlates++] = v;
 	return 0;
 }
 
@@ -790,17 +885,17 @@ static int line_check(struct pctx *c, char **tok, int ntok)
 	static const struct { const char *n; unsigned f; } checks[] = {
 		{"credits", DROCE_RP_CHECK_CREDITS}, {"ackreq", DROCE_RP_CHECK_ACKREQ},
 		{"mac", DROCE_RP_CHECK_MAC}, {"ecn", DROCE_RP_CHECK_ECN},
-		{"udp-sport", DROCE_RP_CHECK_SPORT},
+		{"udp-sport", DROCE_RP_CHECK_SPORT}, {"migreq", DROCE_RP_CHECK_MIGREQ},
 	};
 	if (ntok < 2)
-		return fail(c, "check: missing field (credits, ackreq, mac, ecn, udp-sport)");
+		return fail(c, "check: missing field (credits, ackreq, migreq, mac, ecn, udp-sport)");
 	for (int i = 1; i < ntok; i++) {
 		size_t k;
 		for (k = 0; k < sizeof(checks) / sizeof(checks[0]); k++)
 			if (!strcmp(tok[i], checks[k].n))
 				break;
 		if (k == sizeof(checks) / sizeof(checks[0]))
-			return fail(c, "check: unknown field '%s' (credits, ackreq, mac, ecn, udp-sport)", tok[i]);
+			return fail(c, "check: unknown field '%s' (credits, ackreq, migreq, mac, ecn, udp-sport)", tok[i]);
 		c->s->checks |= checks[k].f;
 	}
 	return 0;
@@ -874,13 +969,36 @@ static int parse_line(struct pctx *c, char *line)
 	if (!strcmp(d, "expect-gap"))
 		return line_gap(c, tok, ntok);
 	if (!strcmp(d, "allow")) {
-		if (ntok != 2 || strcmp(tok[1], "ack-coalescing"))
-			return fail(c, "allow: only 'allow ack-coalescing' is known");
-		s->allow_ack_coalescing = true;
+		if (ntok == 2 && !strcmp(tok[1], "ack-coalescing"))
+			s->allow_ack_coalescing = true;
+		else if (ntok == 2 && !strcmp(tok[1], "send-ahead"))
+			s->allow_send_ahead = true;
+		else
+			return fail(c, "allow: expected 'allow ack-coalescing' or 'allow send-ahead'");
 		return 0;
 	}
 	if (!strcmp(d, "check"))
 		return line_check(c, tok, ntok);
+	if (!strcmp(d, "pace")) {
+		if (ntok != 2 || strcmp(tok[1], "requests"))
+			return fail(c, "pace: only 'pace requests' is known");
+		s->pace_requests = true;
+		return 0;
+	}
+	if (!strcmp(d, "lost"))
+		return line_lost(c, tok, ntok);
+	if (!strcmp(d, "deliver"))
+		return line_deliver(c, tok, ntok);
+	if (!strcmp(d, "late"))
+		return line_late(c, tok, ntok);
+	if (!strcmp(d, "impair")) {
+		/* checked by the runner, which owns the shim's parser */
+		if (ntok != 2 || strlen(tok[1]) >= sizeof(s->impair))
+			return fail(c, "impair: expected 'impair SPEC' (as droce-perf --impair, < %zu characters)",
+				    sizeof(s->impair));
+		snprintf(s->impair, sizeof(s->impair), "%s", tok[1]);
+		return 0;
+	}
 	if (!strcmp(d, "drain")) {
 		if (ntok != 2)
 			return fail(c, "drain: expected 'drain TIME'");
@@ -994,5 +1112,8 @@ void droce_rp_scenario_free(struct droce_rp_scenario *s)
 	free(s->wcs);
 	free(s->skip);
 	free(s->gaps);
+	free(s->lost);
+	free(s->delivers);
+	free(s->lates);
 	free(s);
 }

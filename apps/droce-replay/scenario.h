@@ -29,6 +29,14 @@
 #define DROCE_RP_CHECK_MAC     4u  /* Ethernet addresses */
 #define DROCE_RP_CHECK_ECN     8u  /* IP ECN field */
 #define DROCE_RP_CHECK_SPORT   16u /* UDP source port */
+#define DROCE_RP_CHECK_MIGREQ  32u /* BTH MigReq bit */
+/*
+ * The requester's policy, ignored by default and compared by
+ * `droce-replay --strict`: MigReq (the sender's path migration state,
+ * ConnectX and HiRoCE send 1), where AckReq is set, and the credit count
+ * of ACKs. None of them changes what a message does (pcap/README.md).
+ */
+#define DROCE_RP_CHECK_STRICT (DROCE_RP_CHECK_CREDITS | DROCE_RP_CHECK_ACKREQ | DROCE_RP_CHECK_MIGREQ)
 
 struct droce_rp_qp_spec {
 	char name[DROCE_RP_NAME_MAX];
@@ -111,6 +119,44 @@ struct droce_rp_gap {
 	uint64_t min_ns;
 };
 
+/*
+ * "lost QP req|resp PSN [copy=K]": the side sent its K-th copy (0: the first
+ * transmission) of the request or response packet with that PSN, but the
+ * capture lacks it: it was lost between the side and the capture point
+ * (tcpdump on a bridge behind a lossy link). droce's matching frame is
+ * sent, and not compared.
+ */
+struct droce_rp_lost {
+	unsigned line;
+	int qp;
+	bool resp;
+	uint32_t psn;
+	unsigned copy;
+};
+
+/*
+ * "deliver N at=TIME": the peer's frame N reaches droce at TIME rather than
+ * at its capture time: the capture was taken far from the side, which got
+ * the frame only after sending frames the capture shows after it.
+ */
+struct droce_rp_deliver {
+	unsigned line;
+	unsigned frame;
+	uint64_t at_ns;
+};
+
+/*
+ * "late N [copy=K]": the side's capture frame N (its K-th copy of that
+ * packet) was delayed on the wire and arrived after later ones (netem's
+ * reorder in front of tcpdump): it is compared with droce's K-th copy of
+ * the same PSN wherever droce sent it.
+ */
+struct droce_rp_late {
+	unsigned line;
+	unsigned frame;
+	unsigned copy;
+};
+
 struct droce_rp_scenario {
 	char path[4096];         /**< the scenario file */
 	char capture[4096];      /**< resolved against the scenario's directory */
@@ -136,7 +182,19 @@ struct droce_rp_scenario {
 	struct droce_rp_gap *gaps;
 	unsigned ngaps;
 	bool allow_ack_coalescing;
+	bool allow_send_ahead;   /**< first copies of requests may go out earlier (compare.h) */
+	bool pace_requests;      /**< "pace requests": droce's k-th request to a QP no earlier than the side's */
 	unsigned checks;         /**< DROCE_RP_CHECK_* */
+	struct droce_rp_lost *lost;
+	unsigned nlost;
+	struct droce_rp_deliver *delivers;
+	unsigned ndelivers;
+	struct droce_rp_late *lates;
+	unsigned nlates;
+	/** "impair SPEC": the side received through droce's seeded receive-side
+	 *  shim behind the capture point (droce-perf --impair SPEC); the replay
+	 *  passes the peer's frames through the same shim. Empty: none. */
+	char impair[128];
 	uint64_t drain_ns;       /**< run on after the last event */
 };
 

@@ -14,6 +14,7 @@
 #ifndef DROCE_CTX_H
 #define DROCE_CTX_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <droce/link.h>
@@ -34,6 +35,20 @@ struct droce_ctx_params {
 				       "dcqcn"; NULL = "fixed" */
 	uint32_t window_pkts;     /**< per-QP send window ceiling in packets; 0 = DROCE_DEFAULT_WINDOW_PKTS */
 	uint64_t window_bytes;    /**< ... in bytes; 0 = DROCE_DEFAULT_WINDOW_BYTES */
+	/* issue 12: RTT-driven timeout and window, rate-based cc (docs/cc.md) */
+	uint8_t timeout_mode;     /**< enum droce_timeout_mode; 0 = DROCE_DEFAULT_TIMEOUT_MODE */
+	uint64_t rto_min_ns;      /**< adaptive timeout floor; 0 = DROCE_DEFAULT_RTO_MIN_NS */
+	bool window_tune;         /**< window follows delivery rate x min RTT (x2), within
+				       [window_min_bytes, window_bytes] */
+	uint64_t window_min_bytes; /**< 0 = DROCE_DEFAULT_WINDOW_MIN_BYTES */
+	double line_rate_gbps;    /**< where rate-based cc (dcqcn) starts; 0 = 100 */
+};
+
+/** ACK timeout of a QP (docs/cc.md). */
+enum droce_timeout_mode {
+	DROCE_TIMEOUT_DEFAULT = 0,  /**< the context's (DROCE_DEFAULT_TIMEOUT_MODE) */
+	DROCE_TIMEOUT_IBTA = 1,     /**< the IBTA Local ACK Timeout as set (9.7.6.1.3) */
+	DROCE_TIMEOUT_ADAPTIVE = 2, /**< RFC 6298 from measured RTT, the IBTA value as ceiling */
 };
 
 /** Fill @p p with the defaults of include/droce/params.h (no link, no address). */

@@ -23,6 +23,15 @@
 #define DROCE_DEFAULT_WINDOW_BYTES (2u * 1024u * 1024u)
 /** Local ACK timeout exponent: 4.096 us * 2^timeout (IBTA 9.7.6.1.3). 14 = ~67 ms. */
 #define DROCE_DEFAULT_TIMEOUT 14u
+/** ACK timeout mode (enum droce_timeout_mode): IBTA, the attribute as the
+ * application set it (docs/cc.md says why). */
+#define DROCE_DEFAULT_TIMEOUT_MODE 1u
+/** Adaptive timeout floor: a few fabric RTTs, above host poll jitter. */
+#define DROCE_DEFAULT_RTO_MIN_NS 16000u
+/** Adaptive timeout before the first RTT sample (RFC 6298 2.1, datacenter scale). */
+#define DROCE_DEFAULT_RTO_INIT_NS 1000000u
+/** Window tuning's lower bound (the upper is DROCE_DEFAULT_WINDOW_BYTES). */
+#define DROCE_DEFAULT_WINDOW_MIN_BYTES (16u * 1024u)
 #define DROCE_DEFAULT_RETRY_CNT 7u
 #define DROCE_DEFAULT_RNR_RETRY 7u      /* 7 = retry forever (IBTA 9.7.5.2.8) */
 #define DROCE_DEFAULT_MIN_RNR_TIMER 12u /* encoded, table 45: 0.64 ms */

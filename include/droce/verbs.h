@@ -58,35 +58,52 @@ int droce_dereg_mr(struct droce_mr *mr);
 
 /* ---------------------------------------------------------------- CQ -- */
 
-/** Completion status, as verbs has them (ibv_wc_status). */
+/**
+ * Completion status: exactly ibverbs' numbers (enum ibv_wc_status in
+ * rdma-core's <infiniband/verbs.h>; tests/unit/core/test_wc_abi.c checks each),
+ * so a status passes to and from verbs code unchanged. droce produces
+ * SUCCESS, LOC_LEN_ERR, LOC_PROT_ERR, WR_FLUSH_ERR, BAD_RESP_ERR,
+ * REM_INV_REQ_ERR, REM_ACCESS_ERR, REM_OP_ERR, RETRY_EXC_ERR and
+ * RNR_RETRY_EXC_ERR; the others (EE contexts, memory windows, reliable
+ * datagram) name verbs' values so no number is reused.
+ */
 enum droce_wc_status {
-	DROCE_WC_SUCCESS,
-	DROCE_WC_LOC_LEN_ERR,
-	DROCE_WC_LOC_QP_OP_ERR,
-	DROCE_WC_LOC_PROT_ERR,
-	DROCE_WC_WR_FLUSH_ERR,
-	DROCE_WC_BAD_RESP_ERR,
-	DROCE_WC_LOC_ACCESS_ERR,
-	DROCE_WC_REM_INV_REQ_ERR,
-	DROCE_WC_REM_ACCESS_ERR,
-	DROCE_WC_REM_OP_ERR,
-	DROCE_WC_RETRY_EXC_ERR,
-	DROCE_WC_RNR_RETRY_EXC_ERR,
-	DROCE_WC_REM_ABORT_ERR,
-	DROCE_WC_GENERAL_ERR,
+	DROCE_WC_SUCCESS = 0,
+	DROCE_WC_LOC_LEN_ERR = 1,
+	DROCE_WC_LOC_QP_OP_ERR = 2,
+	DROCE_WC_LOC_EEC_OP_ERR = 3,
+	DROCE_WC_LOC_PROT_ERR = 4,
+	DROCE_WC_WR_FLUSH_ERR = 5,
+	DROCE_WC_MW_BIND_ERR = 6,
+	DROCE_WC_BAD_RESP_ERR = 7,
+	DROCE_WC_LOC_ACCESS_ERR = 8,
+	DROCE_WC_REM_INV_REQ_ERR = 9,
+	DROCE_WC_REM_ACCESS_ERR = 10,
+	DROCE_WC_REM_OP_ERR = 11,
+	DROCE_WC_RETRY_EXC_ERR = 12,
+	DROCE_WC_RNR_RETRY_EXC_ERR = 13,
+	DROCE_WC_LOC_RDD_VIOL_ERR = 14,
+	DROCE_WC_REM_INV_RD_REQ_ERR = 15,
+	DROCE_WC_REM_ABORT_ERR = 16,
+	DROCE_WC_INV_EECN_ERR = 17,
+	DROCE_WC_INV_EEC_STATE_ERR = 18,
+	DROCE_WC_FATAL_ERR = 19,
+	DROCE_WC_RESP_TIMEOUT_ERR = 20,
+	DROCE_WC_GENERAL_ERR = 21,
 };
 
 /** Human-readable status, like ibv_wc_status_str(). Never NULL. */
 const char *droce_wc_status_str(enum droce_wc_status status);
 
+/** Completion opcode: ibverbs' numbers (enum ibv_wc_opcode). */
 enum droce_wc_opcode {
-	DROCE_WC_SEND,
-	DROCE_WC_RDMA_WRITE,
-	DROCE_WC_RDMA_READ,
-	DROCE_WC_COMP_SWAP,
-	DROCE_WC_FETCH_ADD,
-	DROCE_WC_RECV = 128,            /**< a SEND arrived */
-	DROCE_WC_RECV_RDMA_WITH_IMM,    /**< an RDMA WRITE with immediate arrived */
+	DROCE_WC_SEND = 0,
+	DROCE_WC_RDMA_WRITE = 1,
+	DROCE_WC_RDMA_READ = 2,
+	DROCE_WC_COMP_SWAP = 3,
+	DROCE_WC_FETCH_ADD = 4,
+	DROCE_WC_RECV = 128,                /**< a SEND arrived */
+	DROCE_WC_RECV_RDMA_WITH_IMM = 129,  /**< an RDMA WRITE with immediate arrived */
 };
 
 enum droce_wc_flags {
@@ -330,7 +347,29 @@ struct droce_qp_stats {
 	uint64_t acks_sent, acks_rcvd;
 	uint64_t cnp_sent, cnp_rcvd, ecn_marked;
 	uint64_t drops;             /**< packets for this QP dropped (see ctx drop reasons) */
+	/* RTT and what it drives (issue 12, docs/cc.md); 0 until measured */
+	uint64_t rtt_samples;       /**< RTT samples taken (AckReq packets ACKed, not retransmitted) */
+	uint64_t rtt_min_ns, rtt_srtt_ns, rtt_var_ns; /**< min, smoothed, mean deviation */
+	uint64_t rto_ns;            /**< the ACK timeout armed next (ibta or adaptive) */
+	uint64_t window_bytes;      /**< send window in use (cc, window tuning) */
+	uint32_t window_pkts;
+	uint8_t timeout_mode;       /**< enum droce_timeout_mode in use */
+	uint64_t delivery_mbps;     /**< measured delivery rate (window tuning), Mbit/s */
 };
+
+/**
+ * ACK timeout mode of one QP (enum droce_timeout_mode in droce/ctx.h;
+ * DROCE_TIMEOUT_DEFAULT = the context's). Any state.
+ * @return 0 or -EINVAL.
+ */
+int droce_qp_set_timeout_mode(struct droce_qp *qp, int mode);
+
+/**
+ * Congestion control of one QP by name ("fixed", "aimd", "dcqcn", "swift"),
+ * before it reaches RTS (the algorithm starts there).
+ * @return 0, or -EINVAL (unknown name, QP already in RTS or later).
+ */
+int droce_qp_set_cc(struct droce_qp *qp, const char *name);
 
 /** Copy a QP's counters. @return 0 or -EINVAL. */
 int droce_qp_get_stats(const struct droce_qp *qp, struct droce_qp_stats *out);

@@ -82,14 +82,15 @@ def icrc(ip_hdr, udp_hdr, rest):
 
 
 def frame(src_mac, dst_mac, src_ip, dst_ip, op, dqpn, psn, payload=b'', se=False,
-          ackreq=False, pkey=0xFFFF, becn=False, reth=None, atomic=None, aeth=None,
+          ackreq=False, migreq=False, pkey=0xFFFF, becn=False, reth=None, atomic=None, aeth=None,
           aack=None, imm=None, ieth=None, ecn=0, dscp=26, ttl=64, ip_id=0, sport=49152,
           bad_icrc=False):
     """One Ethernet/IPv4/UDP/BTH frame. reth=(va, rkey, len); atomic=(va, rkey,
-    swap_add, compare); aeth=(syndrome, msn); aack=orig; imm, ieth: 32-bit."""
+    swap_add, compare); aeth=(syndrome, msn); aack=orig; imm, ieth: 32-bit.
+    migreq: BTH MigReq (9.2.4), which ConnectX and HiRoCE set on every packet."""
     code = OP[op]
     pad = (-len(payload)) % 4
-    bth = bytes([code, (0x80 if se else 0) | (pad << 4), pkey >> 8, pkey & 0xFF,
+    bth = bytes([code, (0x80 if se else 0) | (0x40 if migreq else 0) | (pad << 4), pkey >> 8, pkey & 0xFF,
                  0x40 if becn else 0, (dqpn >> 16) & 0xFF, (dqpn >> 8) & 0xFF, dqpn & 0xFF,
                  0x80 if ackreq else 0, (psn >> 16) & 0xFF, (psn >> 8) & 0xFF, psn & 0xFF])
     ext = b''

@@ -18,6 +18,7 @@ static void aimd_init(struct droce_cc_state *s, uint32_t max_pkts, uint64_t max_
 	s->max_pkts = s->wnd_pkts = max_pkts;
 	s->losses = s->cnps = 0;
 	s->max_bytes = s->wnd_bytes = max_bytes;
+	s->wnd_is_ceiling = false;
 	s->u.aimd.last_cut = 0;
 	s->u.aimd.acked = 0;
 	s->u.aimd.acked_bytes = 0;

@@ -12,6 +12,7 @@ static void fixed_init(struct droce_cc_state *s, uint32_t max_pkts, uint64_t max
 	s->max_pkts = s->wnd_pkts = max_pkts;
 	s->losses = s->cnps = 0;
 	s->max_bytes = s->wnd_bytes = max_bytes;
+	s->wnd_is_ceiling = true;
 }
 
 static void fixed_on_ack(struct droce_cc_state *s, uint32_t pkts, uint64_t bytes, uint64_t now)

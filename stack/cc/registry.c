@@ -7,6 +7,7 @@ const struct droce_cc_algo *const droce_cc_registry[] = {
 	&droce_cc_fixed,
 	&droce_cc_aimd,
 	&droce_cc_dcqcn,
+	&droce_cc_swift,
 	NULL,
 };
 

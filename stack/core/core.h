@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The engine's internal objects: context, MR table, CQ, QP with its send
- * and receive rings, requester/responder/completer state. Shared by core/,
- * transport/ and cc/; nothing outside the engine includes it.
+ * and receive rings; the QP embeds the transport's own object (struct
+ * droce_tp, transport/tp.h). The MR lookup and the CQ push are inline data
+ * operations here, so the transport uses the objects without calling into
+ * core/ (which calls the transport: one way). Nothing outside the engine
+ * includes it.
  *
  * Counters (sq_* / rq_*) are free-running uint32_t; a slot is counter & mask.
  */
 #ifndef DROCE_CORE_CORE_H
 #define DROCE_CORE_CORE_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,16 +23,14 @@
 #include "cc/cc.h"
 #include "core/drop.h"
 #include "core/icrc_fast.h"
+#include "transport/rtt.h"
+#include "transport/tp.h"
 #include "wire/fields.h"
 #include "wire/hdr.h"
 #include "wire/parse.h"
 
 /** Most SGEs per WQE (a frame references at most DROCE_TX_MAX_SEG segments). */
 #define DROCE_QP_MAX_SGE DROCE_TX_MAX_SEG
-/** Largest max_rd_atomic / max_dest_rd_atomic accepted by modify_qp. */
-#define DROCE_QP_MAX_RD_ATOMIC 32u
-/** Responder READ/atomic response jobs queued (originals plus duplicates). */
-#define DROCE_RESP_JOBS 64u
 /** Largest WQE ring accepted (power of two). */
 #define DROCE_QP_MAX_WR 65536u
 /** IBTA 9.4.x: largest message, 2^31 bytes. */
@@ -93,8 +95,8 @@ struct droce_mr_slot {
  * @p access (DROCE_ACCESS_* bits all required). @p remote: key is an rkey.
  * @return the pointer, or NULL (wrong/stale key, out of bounds, no access).
  */
-uint8_t *droce_mr_lookup(struct droce_ctx *ctx, uint32_t key, uint64_t va, uint64_t len,
-			 unsigned access);
+static inline uint8_t *droce_mr_lookup(struct droce_ctx *ctx, uint32_t key, uint64_t va,
+				       uint64_t len, unsigned access);
 
 /* ------------------------------------------------------------------ CQ -- */
 
@@ -109,7 +111,20 @@ struct droce_cq {
 };
 
 /** Append a completion. @return 0, or -EOVERFLOW (CQ full: flagged and counted). */
-int droce_cq_push(struct droce_cq *cq, const struct droce_wc *wc);
+static inline int droce_cq_push(struct droce_cq *cq, const struct droce_wc *wc)
+{
+	if (cq->count == cq->depth) {
+		cq->overflow = true;
+		cq->overflows++;
+		return -EOVERFLOW;
+	}
+	uint32_t slot = cq->head + cq->count;
+	if (slot >= cq->depth)
+		slot -= cq->depth;
+	cq->ring[slot] = *wc;
+	cq->count++;
+	return 0;
+}
 
 /* ------------------------------------------------------------------ QP -- */
 
@@ -141,29 +156,9 @@ struct droce_rwqe {
 	struct droce_seg seg[DROCE_QP_MAX_SGE];
 };
 
-enum droce_res_type { DROCE_RES_NONE, DROCE_RES_READ, DROCE_RES_ATOMIC, DROCE_RES_ACK };
 
-/** Responder memory of a READ/atomic request (duplicate detection, replay). */
-struct droce_rd_res {
-	uint8_t type;
-	uint32_t first_psn, last_psn;
-	uint64_t orig;          /* atomic: the value returned */
-};
-
-/** A queued READ response stream or atomic acknowledge. */
-struct droce_resp_job {
-	uint8_t type;
-	bool started;           /* first packet sent (FIRST vs MIDDLE) */
-	uint32_t psn;           /* next PSN to send */
-	uint32_t last_psn;
-	bool dup;               /* answers a duplicate request */
-	const uint8_t *ptr;     /* READ: next byte */
-	uint32_t left;          /* READ: bytes still to send */
-	uint64_t orig;          /* atomic: original value */
-	uint32_t msn;           /* MSN the response carries: the responder's MSN once
-				   this request was executed (9.7.5.1.1), not when the
-				   queue drains */
-};
+/** Path migration state (IBTA 17.2.8; verbs' IBV_MIG_*). */
+enum droce_mig_state { DROCE_MIG_MIGRATED, DROCE_MIG_REARM, DROCE_MIG_ARMED };
 
 struct droce_qp {
 	struct droce_ctx *ctx;
@@ -174,6 +169,7 @@ struct droce_qp {
 	struct droce_qp_cap cap;
 	bool sq_sig_all;
 	uint32_t mtu;                 /* path MTU in bytes */
+	uint8_t mig_state;            /* enum droce_mig_state: MIGRATED, droce loads no alternate path */
 	uint64_t timeout_ns;          /* local ACK timeout; 0 = never */
 	struct droce_hdrs tmpl;       /* header template for this connection */
 	uint8_t img[64];              /* Ethernet + IP + UDP bytes of tmpl (fast build) */
@@ -187,50 +183,20 @@ struct droce_qp {
 	uint32_t sq_mask;
 	uint32_t sq_tail;             /* next slot to post */
 	uint32_t sq_una;              /* oldest not completed */
-	uint32_t sq_cur;              /* WQE being (re)transmitted */
-	uint32_t sq_new;              /* first WQE never transmitted */
-	uint32_t cur_pkt;             /* packet index inside sq_cur */
-	uint32_t cur_psn;             /* PSN of the next packet to transmit */
-	uint32_t npsn;                /* next PSN for a new WQE */
-	uint32_t snd_max;             /* one past the highest PSN ever sent */
-	uint32_t una_psn;             /* oldest unacknowledged PSN */
-	uint64_t bseq_next, acked_bseq; /* byte sequence: next new byte, first unACKed byte */
-	uint32_t rd_inflight;         /* READ/atomic sent, not complete */
-	uint32_t pkts_since_ackreq;
-	uint8_t retry_left, rnr_left;
-	bool rnr_wait;
-	bool gap_retry;               /* a re-issue for a response gap is under way */
-	uint64_t rto_deadline;        /* 0 = not armed */
-	uint64_t rnr_deadline;
-	uint64_t pace_deadline;       /* cc asked to wait (pacing) */
 
 	/* ---- receive queue / responder ---- */
 	struct droce_rwqe *rq;
 	uint32_t rq_mask, rq_tail, rq_head;
-	uint32_t epsn, msn;
-	uint16_t in_msg;              /* 0, or DROCE_OPF_SEND / DROCE_OPF_WRITE of the message in progress */
-	uint32_t recv_off;            /* SEND: bytes placed in rq_head's WQE */
-	uint8_t *wr_ptr;              /* WRITE: next byte */
-	uint32_t wr_left, wr_len;
-	bool nak_gap;                 /* a NAK (seq or RNR) was sent for the current gap */
-	bool resp_err;                /* a fatal NAK is pending: then ERR */
-	bool ack_pending;             /* coalesced ACK for ack_psn */
-	uint32_t ack_psn;
-	uint32_t unacked;             /* packets the pending ACK covers */
-	bool nak_pending;             /* NAK (sequence, RNR or fatal) for nak_psn */
-	uint8_t nak_syndrome;
-	uint32_t nak_psn;
-	bool cnp_pending;
-	uint64_t last_cnp;
-	struct droce_rd_res res[DROCE_QP_MAX_RD_ATOMIC];
-	uint32_t res_next;
-	struct droce_resp_job jobs[DROCE_RESP_JOBS];
-	uint32_t job_head, job_tail;  /* free-running */
-	uint32_t jobs_new;            /* original (non-duplicate) READ/atomic jobs queued */
+
+	/* ---- the transport's own object (requester, responder, timers) ---- */
+	struct droce_tp tp;
 
 	/* ---- congestion control ---- */
 	const struct droce_cc_algo *cc;
 	struct droce_cc_state ccs;
+	/* ---- RTT, adaptive timeout, window tuning (transport/rtt.h, issue 12) ---- */
+	struct droce_rtt rtt;
+	uint8_t timeout_mode;         /* enum droce_timeout_mode; DEFAULT = the context's */
 
 	/* ---- scheduling ---- */
 	struct droce_qp *ready_next;
@@ -281,55 +247,9 @@ static inline void droce_ctx_drop(struct droce_ctx *ctx, struct droce_qp *qp,
 		qp->stats.drops++;
 }
 
-/** Post a completion for @p qp into @p cq; a full CQ moves the QP to ERR. */
-void droce_qp_complete(struct droce_qp *qp, struct droce_cq *cq, const struct droce_wc *wc);
-
-/** Move to ERR and flush every outstanding WQE with WR_FLUSH_ERR (IBTA 10.3.1). */
-void droce_qp_to_err(struct droce_qp *qp);
-
-/** Complete the send WQE at sq_una with @p status, then ERR and flush. */
-void droce_qp_fail_send(struct droce_qp *qp, enum droce_wc_status status, uint32_t vendor_err);
-
-/** Headers of one of @p qp's frames into @p buf (DROCE_HDR_SCRATCH bytes): droce_build_hdrs, faster. */
-size_t droce_qp_build_hdrs(const struct droce_qp *qp, uint8_t *buf, const struct droce_hdrs *h);
-
-/**
- * A packet for @p qp arrived with ECN CE (A17.9): count it and queue a CNP
- * to the peer QP (the reaction point), at most one per DROCE_CNP_INTERVAL_NS.
- * Responder (requests marked) and requester (READ responses marked) alike.
- */
-static inline void droce_qp_ecn_ce(struct droce_qp *qp, uint64_t now)
-{
-	qp->stats.ecn_marked++;
-	if (!qp->last_cnp || now - qp->last_cnp >= DROCE_CNP_INTERVAL_NS) {
-		qp->cnp_pending = true;
-		droce_qp_kick(qp);
-	}
-}
-
-/** Build and send one frame from @p h and payload segments. @return 0 or -ENOBUFS. */
-int droce_qp_xmit(struct droce_qp *qp, const struct droce_hdrs *h,
-		  const struct droce_seg *seg, unsigned nseg, uint64_t now);
-
-/* ------------------------------------------------------------- engines -- */
-
-/* transport/requester.c */
-enum droce_tx_result { DROCE_TX_IDLE, DROCE_TX_MORE, DROCE_TX_BUSY };
-enum droce_tx_result droce_req_tx(struct droce_qp *qp, uint64_t now, unsigned quota,
-				  unsigned *sent);
-void droce_req_rewind(struct droce_qp *qp, uint32_t psn);
-void droce_req_timers(struct droce_qp *qp, uint64_t now);
-void droce_req_reset(struct droce_qp *qp);
-
-/* transport/responder.c */
-void droce_resp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now);
-enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned quota,
-				   unsigned *sent);
-void droce_resp_reset(struct droce_qp *qp);
-
-/* transport/completer.c */
-void droce_comp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now);
-void droce_comp_cnp(struct droce_qp *qp, uint64_t now);
+/* cc/window.c: an ACK moved una_psn, @p bytes newly acknowledged: take the
+ * RTT sample (cc's on_rtt) and, with window_tune, follow the measured BDP. */
+void droce_qp_rtt_ack(struct droce_qp *qp, uint64_t bytes, uint64_t now);
 
 /** The completion opcode of a send WQE's work request opcode (verbs' mapping). */
 static inline enum droce_wc_opcode droce_wc_opcode_of(uint8_t wr_op)
@@ -347,6 +267,25 @@ static inline enum droce_wc_opcode droce_wc_opcode_of(uint8_t wr_op)
 	default:
 		return DROCE_WC_SEND;
 	}
+}
+
+/* Resolve (key, va, len) to a host pointer: slot, full key, access bits,
+ * bounds (no overflow), before any byte is touched (GUIDE principle 5). */
+static inline uint8_t *droce_mr_lookup(struct droce_ctx *ctx, uint32_t key, uint64_t va,
+				       uint64_t len, unsigned access)
+{
+	uint32_t i = key >> 8;
+	if (i >= ctx->p.max_mrs)
+		return NULL;
+	const struct droce_mr_slot *s = &ctx->mrs[i];
+	if (!s->used || s->mr.lkey != key)
+		return NULL;
+	if ((s->mr.access & access) != access)
+		return NULL;
+	uint64_t base = (uintptr_t)s->mr.addr;
+	if (va < base || va + len < va || va + len > base + s->mr.length)
+		return NULL;
+	return (uint8_t *)s->mr.addr + (va - base);
 }
 
 #endif

@@ -3,7 +3,7 @@
  * Completion queues: a fixed ring that never overwrites. A completion that
  * finds it full is lost, flagged and counted (IBTA 11.4.2.1 CQ overrun);
  * droce_poll_cq() then reports -EOVERFLOW, and the QP that tried to complete
- * goes to ERR (droce_qp_complete).
+ * goes to ERR (droce_tp_complete, transport/error.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -53,21 +53,6 @@ int droce_destroy_cq(struct droce_cq *cq)
 	return 0;
 }
 
-int droce_cq_push(struct droce_cq *cq, const struct droce_wc *wc)
-{
-	if (cq->count == cq->depth) {
-		cq->overflow = true;
-		cq->overflows++;
-		return -EOVERFLOW;
-	}
-	uint32_t slot = cq->head + cq->count;
-	if (slot >= cq->depth)
-		slot -= cq->depth;
-	cq->ring[slot] = *wc;
-	cq->count++;
-	return 0;
-}
-
 int droce_poll_cq(struct droce_cq *cq, int n, struct droce_wc *wc)
 {
 	if (!cq || n < 0 || (n > 0 && !wc))
@@ -88,8 +73,10 @@ static const char *const wc_status_names[] = {
 	[DROCE_WC_SUCCESS] = "success",
 	[DROCE_WC_LOC_LEN_ERR] = "local length error",
 	[DROCE_WC_LOC_QP_OP_ERR] = "local QP operation error",
+	[DROCE_WC_LOC_EEC_OP_ERR] = "local EE context operation error",
 	[DROCE_WC_LOC_PROT_ERR] = "local protection error",
 	[DROCE_WC_WR_FLUSH_ERR] = "Work Request Flushed Error",
+	[DROCE_WC_MW_BIND_ERR] = "memory management operation error",
 	[DROCE_WC_BAD_RESP_ERR] = "bad response error",
 	[DROCE_WC_LOC_ACCESS_ERR] = "local access error",
 	[DROCE_WC_REM_INV_REQ_ERR] = "remote invalid request error",
@@ -97,7 +84,13 @@ static const char *const wc_status_names[] = {
 	[DROCE_WC_REM_OP_ERR] = "remote operation error",
 	[DROCE_WC_RETRY_EXC_ERR] = "transport retry counter exceeded",
 	[DROCE_WC_RNR_RETRY_EXC_ERR] = "RNR retry counter exceeded",
-	[DROCE_WC_REM_ABORT_ERR] = "remote aborted error",
+	[DROCE_WC_LOC_RDD_VIOL_ERR] = "local RDD violation error",
+	[DROCE_WC_REM_INV_RD_REQ_ERR] = "remote invalid RD request",
+	[DROCE_WC_REM_ABORT_ERR] = "aborted error",
+	[DROCE_WC_INV_EECN_ERR] = "invalid EE context number",
+	[DROCE_WC_INV_EEC_STATE_ERR] = "invalid EE context state",
+	[DROCE_WC_FATAL_ERR] = "fatal error",
+	[DROCE_WC_RESP_TIMEOUT_ERR] = "response timeout error",
 	[DROCE_WC_GENERAL_ERR] = "general error",
 };
 

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The context and its poll loop: RX burst -> parse -> QP lookup ->
- * responder/completer; timers; round-robin TX over QPs with work; flush.
+ * The context and its poll loop: RX burst -> parse -> QP lookup -> the
+ * QP's transport (droce_tp_rx); timers due (droce_tp_timers); round-robin TX
+ * over QPs with work (droce_tp_tx); flush. core/ dispatches and schedules:
+ * after each call it reads what the transport asked for (a turn on the
+ * link: tp.kick; a deadline: droce_tp_deadline) instead of being called back.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -9,6 +12,7 @@
 
 #include "core/core.h"
 #include "core/icrc_fast.h"
+#include "core/rx_fused.h"
 #include "wire/opcode.h"
 
 static const char *const drop_names[] = {
@@ -35,6 +39,10 @@ void droce_ctx_params_init(struct droce_ctx_params *p)
 	p->cc = NULL;
 	p->window_pkts = DROCE_DEFAULT_WINDOW_PKTS;
 	p->window_bytes = DROCE_DEFAULT_WINDOW_BYTES;
+	p->timeout_mode = DROCE_DEFAULT_TIMEOUT_MODE;
+	p->rto_min_ns = DROCE_DEFAULT_RTO_MIN_NS;
+	p->window_min_bytes = DROCE_DEFAULT_WINDOW_MIN_BYTES;
+	p->line_rate_gbps = 100;
 }
 
 /* xorshift64*: rkey bits and UDP source ports; per context, seeded. */
@@ -72,6 +80,14 @@ struct droce_ctx *droce_ctx_create(const struct droce_ctx_params *p)
 		ctx->p.window_pkts = DROCE_DEFAULT_WINDOW_PKTS;
 	if (!ctx->p.window_bytes)
 		ctx->p.window_bytes = DROCE_DEFAULT_WINDOW_BYTES;
+	if (!ctx->p.timeout_mode || ctx->p.timeout_mode > DROCE_TIMEOUT_ADAPTIVE)
+		ctx->p.timeout_mode = DROCE_DEFAULT_TIMEOUT_MODE;
+	if (!ctx->p.rto_min_ns)
+		ctx->p.rto_min_ns = DROCE_DEFAULT_RTO_MIN_NS;
+	if (!ctx->p.window_min_bytes)
+		ctx->p.window_min_bytes = DROCE_DEFAULT_WINDOW_MIN_BYTES;
+	if (!(ctx->p.line_rate_gbps > 0))
+		ctx->p.line_rate_gbps = 100;
 	ctx->link = p->link;
 	ctx->cc = cc;
 	ctx->qps = calloc(p->max_qps, sizeof(*ctx->qps));
@@ -141,6 +157,17 @@ void droce_qp_kick(struct droce_qp *qp)
 	ctx->ready_tail = qp;
 }
 
+/* What the transport asked for during a call into it: a turn on the link,
+ * a timer. */
+static inline void after_tp(struct droce_ctx *ctx, struct droce_qp *qp)
+{
+	if (qp->tp.kick) {
+		qp->tp.kick = false;
+		droce_qp_kick(qp);
+	}
+	droce_ctx_timer_at(ctx, droce_tp_deadline(&qp->tp));
+}
+
 static struct droce_qp *ready_pop(struct droce_ctx *ctx)
 {
 	struct droce_qp *qp = ctx->ready_head;
@@ -159,6 +186,22 @@ static bool dst_ip_ok(const struct droce_ctx *ctx, const struct droce_pkt *pkt)
 	return memcmp(pkt->h.net.dst_ip, ctx->p.ip, ctx->p.ip_version == 4 ? 4 : 16) == 0;
 }
 
+/* Two addresses equal, IPv4 in the first 4 bytes (a fixed-size compare per
+ * packet, not a libc call). */
+static inline bool ip_eq(const uint8_t *a, const uint8_t *b, bool v4)
+{
+	uint64_t x[2], y[2];
+	if (v4) {
+		uint32_t u, v;
+		memcpy(&u, a, 4);
+		memcpy(&v, b, 4);
+		return u == v;
+	}
+	memcpy(x, a, 16);
+	memcpy(y, b, 16);
+	return ((x[0] ^ y[0]) | (x[1] ^ y[1])) == 0;
+}
+
 /* IBTA 10.9.3: P_Keys match when the low 15 bits agree and at least one
  * side is a full member (bit 15). */
 static bool pkey_ok(uint16_t a, uint16_t b)
@@ -170,11 +213,13 @@ static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64
 {
 	struct droce_pkt pkt;
 	/* The parser's checks, then the ICRC in one CRC call (core/icrc_fast.h). */
-	enum droce_parse_result r = droce_parse(f->data, f->len, &pkt, DROCE_PARSE_F_NO_ICRC);
+	enum droce_parse_result r = droce_parse_rx(f->data, f->len, &pkt);
 	if (r == DROCE_PARSE_OK) {
 		enum droce_l3 kind = pkt.h.net.rocev1 ? DROCE_L3_GRH
 				     : pkt.h.net.ip_version == 4 ? DROCE_L3_IPV4 : DROCE_L3_IPV6;
-		if (droce_icrc_rx(&ctx->icrc_seeds, f->data + pkt.l3_off, kind, pkt.l3_len - DROCE_ICRC_LEN) != pkt.icrc)
+		int fused = droce_rx_fused(ctx, &pkt, kind); /* core/rx_fused.h */
+		if (fused < 0 || (fused == 0 && droce_icrc_rx(&ctx->icrc_seeds, f->data + pkt.l3_off, kind,
+							       pkt.l3_len - DROCE_ICRC_LEN) != pkt.icrc))
 			r = DROCE_PARSE_BAD_ICRC;
 	}
 
@@ -198,7 +243,8 @@ static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64
 	}
 	enum droce_service svc = droce_opcode_service(pkt.h.bth.opcode);
 	if (svc == DROCE_SVC_CNP) {
-		droce_comp_cnp(qp, now);
+		droce_tp_rx(qp, &pkt, now);
+		after_tp(ctx, qp);
 		ctx->stats.drop[DROCE_DROP_CNP_HANDLED]++;
 		return;
 	}
@@ -210,10 +256,16 @@ static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64
 		droce_ctx_drop(ctx, qp, DROCE_DROP_BAD_PKEY);
 		return;
 	}
-	if (pkt.op->flags & DROCE_OPF_REQ)
-		droce_resp_rx(qp, &pkt, now);
-	else
-		droce_comp_rx(qp, &pkt, now);
+	/* An RC QP talks to one peer (its address vector, 11.2.5.1 RTR): a
+	 * packet from any other address is not its peer's, whatever its PSN
+	 * (issue 8 item 9; rxe checks the source GID the same way). */
+	if (qp->state >= DROCE_QPS_RTR &&
+	    !ip_eq(pkt.h.net.src_ip, qp->attr.ah_attr.dst_ip, ctx->p.ip_version == 4)) {
+		droce_ctx_drop(ctx, qp, DROCE_DROP_SRC_IP);
+		return;
+	}
+	droce_tp_rx(qp, &pkt, now);
+	after_tp(ctx, qp);
 }
 
 static void run_timers(struct droce_ctx *ctx, uint64_t now)
@@ -223,25 +275,12 @@ static void run_timers(struct droce_ctx *ctx, uint64_t now)
 	ctx->timer_min = UINT64_MAX;
 	for (uint32_t i = 0; i < ctx->qp_hi; i++) {
 		struct droce_qp *qp = ctx->qps[i];
-		if (qp && (qp->rto_deadline || qp->rnr_deadline || qp->pace_deadline))
-			droce_req_timers(qp, now);
+		if (!qp)
+			continue;
+		if (droce_tp_deadline(&qp->tp) <= now)
+			droce_tp_timers(qp, now);
+		after_tp(ctx, qp);
 	}
-}
-
-/* One QP's turn: responder output first (ACKs, READ responses: they are
- * answers the peer waits for), then the requester. */
-static enum droce_tx_result qp_tx(struct droce_qp *qp, uint64_t now, unsigned quota,
-				  unsigned *sent)
-{
-	unsigned n = 0;
-	enum droce_tx_result r = droce_resp_tx(qp, now, quota, &n);
-	*sent = n;
-	if (r != DROCE_TX_IDLE)
-		return r;
-	unsigned m = 0;
-	r = droce_req_tx(qp, now, quota - n, &m);
-	*sent += m;
-	return r;
 }
 
 unsigned droce_ctx_poll(struct droce_ctx *ctx, uint64_t now)
@@ -264,13 +303,15 @@ unsigned droce_ctx_poll(struct droce_ctx *ctx, uint64_t now)
 		struct droce_qp *qp = ctx->ready_head;
 		unsigned quota = budget - ntx < ctx->p.burst ? budget - ntx : ctx->p.burst;
 		unsigned sent = 0;
-		enum droce_tx_result r = qp_tx(qp, now, quota, &sent);
+		enum droce_tx_result r = droce_tp_tx(qp, now, quota, &sent);
 		ntx += sent;
 		if (r == DROCE_TX_BUSY) {
 			ctx->stats.tx_busy++;
 			break;
 		}
 		ready_pop(ctx);
+		qp->tp.kick = false; /* it had its turn; MORE puts it back */
+		droce_ctx_timer_at(ctx, droce_tp_deadline(&qp->tp)); /* pacing set while sending */
 		if (r == DROCE_TX_MORE) {
 			droce_qp_kick(qp);
 			if (!sent)
@@ -291,12 +332,9 @@ uint64_t droce_ctx_next_deadline(const struct droce_ctx *ctx)
 		const struct droce_qp *qp = ctx->qps[i];
 		if (!qp)
 			continue;
-		if (qp->rto_deadline && qp->rto_deadline < t)
-			t = qp->rto_deadline;
-		if (qp->rnr_deadline && qp->rnr_deadline < t)
-			t = qp->rnr_deadline;
-		if (qp->pace_deadline && qp->pace_deadline < t)
-			t = qp->pace_deadline;
+		uint64_t d = droce_tp_deadline(&qp->tp);
+		if (d < t)
+			t = d;
 	}
 	return t;
 }

@@ -23,7 +23,8 @@
 	X(BAD_RESP_LEN, "READ response of the wrong length or opcode")         \
 	X(OUT_OF_SEQ, "request beyond the expected PSN (after the one NAK)")   \
 	X(DUP_NO_RES, "duplicate READ/atomic older than the replay ring")      \
-	X(RESP_BUSY, "response queue full")
+	X(RESP_BUSY, "response queue full")                                  \
+	X(SRC_IP, "RC packet from an address other than the QP's peer")
 
 enum droce_drop_reason {
 #define X(n, s) DROCE_DROP_PARSE_##n,

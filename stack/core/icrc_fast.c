@@ -18,6 +18,7 @@ void droce_icrc_seeds_init(struct droce_icrc_seeds *s)
 	}
 	/* r_k: the register k zero bytes before the initial 0xFFFFFFFF. One zero
 	 * byte maps r to (r >> 8) ^ t[r & 0xFF]; undo it through the top byte. */
+	s->crc = droce_crc32_select();
 	memset(s->mem, 0, sizeof(s->mem));
 	uint32_t r = 0xFFFFFFFFu;
 	for (unsigned k = 0; k < 256; k++) {
@@ -60,10 +61,10 @@ static size_t prefix_len(enum droce_l3 kind)
 /* CRC of mem[ZBLOCK .. ZBLOCK + len): the ZBLOCK bytes before it are zero. */
 static uint32_t crc_short(const struct droce_icrc_seeds *zs, const uint8_t *mem, size_t len)
 {
-	if (len >= ZBLOCK)
-		return droce_icrc_update(0, mem + ZBLOCK, len);
+	if (len >= ZBLOCK || zs->crc != droce_crc32_isal)
+		return zs->crc(0, mem + ZBLOCK, len);
 	size_t k = ZBLOCK - len;
-	return droce_icrc_update(zs->seed[k], mem + ZBLOCK - k, ZBLOCK);
+	return zs->crc(zs->seed[k], mem + ZBLOCK - k, ZBLOCK);
 }
 
 uint32_t droce_icrc_tx(struct droce_icrc_seeds *zs, const uint8_t *l3, enum droce_l3 kind,
@@ -90,10 +91,10 @@ uint32_t droce_icrc_tx(struct droce_icrc_seeds *zs, const uint8_t *l3, enum droc
 	}
 	uint32_t crc = crc_short(zs, mem, o);
 	for (unsigned i = 0; i < nseg; i++)
-		crc = droce_icrc_update(crc, seg[i].addr, seg[i].len);
+		crc = zs->crc(crc, seg[i].addr, seg[i].len);
 	if (pad) {
 		static const uint8_t zeros[4];
-		crc = droce_icrc_update(crc, zeros, pad);
+		crc = zs->crc(crc, zeros, pad);
 	}
 	return crc;
 }
@@ -113,5 +114,5 @@ uint32_t droce_icrc_rx(struct droce_icrc_seeds *zs, const uint8_t *l3, enum droc
 		return crc_short(zs, mem, o + rest);
 	}
 	uint32_t crc = crc_short(zs, mem, o);
-	return droce_icrc_update(crc, l3 + pre, rest);
+	return zs->crc(crc, l3 + pre, rest);
 }

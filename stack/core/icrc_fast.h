@@ -11,6 +11,10 @@
  * that k zero bytes turn into the CRC's initial register (droce_icrc_seeds;
  * CRC steps over zero bytes are invertible). The result is bit-identical to
  * droce_icrc_begin()/droce_icrc_update() (tests/unit/core/test_icrc_fast.c).
+ *
+ * The CRC itself is chosen once per context (droce_crc32_select): our
+ * VPCLMULQDQ folding has no such step below 256 bytes and is called on the
+ * gathered bytes as they are; ISA-L gets the zero-padded 256-byte block.
  */
 #ifndef DROCE_CORE_ICRC_FAST_H
 #define DROCE_CORE_ICRC_FAST_H
@@ -20,6 +24,7 @@
 
 #include <droce/link.h>
 
+#include "wire/crc32.h"
 #include "wire/icrc.h"
 
 /** Payloads up to this size are CRCed in the same call as the headers. */
@@ -31,11 +36,12 @@
  * thread.
  */
 struct droce_icrc_seeds {
+	droce_crc32_fn *crc; /**< droce_crc32_select() at init */
 	uint32_t seed[256];
 	uint8_t mem[256 + 8 + 256 + DROCE_ICRC_FAST_MAX + 4];
 };
 
-/** Fill the seed table. */
+/** Pick the CRC and fill the seed table. */
 void droce_icrc_seeds_init(struct droce_icrc_seeds *s);
 
 /**

@@ -75,19 +75,3 @@ int droce_dereg_mr(struct droce_mr *mr)
 	return 0;
 }
 
-uint8_t *droce_mr_lookup(struct droce_ctx *ctx, uint32_t key, uint64_t va, uint64_t len,
-			 unsigned access)
-{
-	uint32_t i = key >> 8;
-	if (i >= ctx->p.max_mrs)
-		return NULL;
-	const struct droce_mr_slot *s = &ctx->mrs[i];
-	if (!s->used || s->mr.lkey != key)
-		return NULL;
-	if ((s->mr.access & access) != access)
-		return NULL;
-	uint64_t base = (uintptr_t)s->mr.addr;
-	if (va < base || va + len < va || va + len > base + s->mr.length)
-		return NULL;
-	return (uint8_t *)s->mr.addr + (va - base);
-}

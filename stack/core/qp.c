@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * RC queue pairs: creation, the IBTA 11.2.5.1 state transitions with their
- * attribute masks, posting, completion and the move to ERR.
+ * attribute masks, posting. The protocol state lives in the transport's own
+ * object (qp->tp, transport/tp.h): transitions call the transport's hooks
+ * (reset, RTR, RTS, to ERR, header template); nothing here writes it.
  */
 #include <endian.h>
 #include <errno.h>
@@ -111,6 +113,7 @@ struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_in
 	qp->attr.ah_attr.dscp = DROCE_DEFAULT_DSCP;
 	qp->attr.ah_attr.ttl = DROCE_DEFAULT_TTL;
 	qp->mtu = droce_mtu_bytes(qp->attr.path_mtu);
+	qp->mig_state = DROCE_MIG_MIGRATED; /* verbs' default; droce has no APM to arm */
 	ctx->qps[idx] = qp;
 	ctx->nqps++;
 	if (idx + 1 > ctx->qp_hi)
@@ -166,6 +169,34 @@ int droce_qp_get_stats(const struct droce_qp *qp, struct droce_qp_stats *out)
 	if (!qp || !out)
 		return -EINVAL;
 	*out = qp->stats;
+	/* RTT and what it drives (issue 12): computed, not counted. */
+	out->rtt_samples = qp->rtt.samples;
+	out->rtt_min_ns = qp->rtt.min_ns;
+	out->rtt_srtt_ns = qp->rtt.srtt_ns;
+	out->rtt_var_ns = qp->rtt.rttvar_ns;
+	out->rto_ns = droce_tp_rto(qp);
+	out->window_bytes = qp->ccs.wnd_bytes;
+	out->window_pkts = qp->ccs.wnd_pkts;
+	out->timeout_mode = qp->timeout_mode ? qp->timeout_mode : qp->ctx->p.timeout_mode;
+	out->delivery_mbps = (uint64_t)(qp->rtt.rate_bpns * 8000.0);
+	return 0;
+}
+
+int droce_qp_set_timeout_mode(struct droce_qp *qp, int mode)
+{
+	if (!qp || mode < DROCE_TIMEOUT_DEFAULT || mode > DROCE_TIMEOUT_ADAPTIVE)
+		return -EINVAL;
+	qp->timeout_mode = (uint8_t)mode;
+	return 0;
+}
+
+int droce_qp_set_cc(struct droce_qp *qp, const char *name)
+{
+	const struct droce_cc_algo *a = qp ? droce_cc_find(name) : NULL;
+	if (!a || !name || (qp->state != DROCE_QPS_RESET && qp->state != DROCE_QPS_INIT &&
+			    qp->state != DROCE_QPS_RTR))
+		return -EINVAL;
+	qp->cc = a;
 	return 0;
 }
 
@@ -177,9 +208,9 @@ int droce_query_qp(struct droce_qp *qp, struct droce_qp_attr *attr, unsigned mas
 	attr->qp_state = qp->state;
 	attr->cap = qp->cap;
 	if (qp->state >= DROCE_QPS_RTS && qp->state != DROCE_QPS_ERR)
-		attr->sq_psn = qp->npsn;
-	if (qp->state >= DROCE_QPS_RTR)
-		attr->rq_psn = qp->epsn;
+		attr->sq_psn = qp->tp.npsn;
+	if (qp->state >= DROCE_QPS_RTR && qp->state != DROCE_QPS_ERR)
+		attr->rq_psn = qp->tp.epsn;
 	return 0;
 }
 
@@ -286,93 +317,9 @@ static bool values_ok(const struct droce_qp_attr *a, unsigned mask, const struct
 	return true;
 }
 
-/* A17.5.1.1: the UDP source port carries flow entropy; RoCE uses 0xC000..0xFFFF. */
-static uint16_t udp_sport(const struct droce_qp *qp)
-{
-	if (qp->attr.ah_attr.udp_sport)
-		return qp->attr.ah_attr.udp_sport;
-	uint32_t h = (qp->qpn * 0x9E3779B1u) ^ (qp->attr.dest_qp_num * 0x85EBCA77u);
-	h ^= h >> 15;
-	return (uint16_t)(0xC000u | (h & 0x3FFFu));
-}
 
-static void build_template(struct droce_qp *qp)
-{
-	const struct droce_ctx *ctx = qp->ctx;
-	const struct droce_ah_attr *ah = &qp->attr.ah_attr;
-	struct droce_hdrs *h = &qp->tmpl;
 
-	memset(h, 0, sizeof(*h));
-	memcpy(h->net.dst_mac, ah->dst_mac, 6);
-	memcpy(h->net.src_mac, ctx->p.mac, 6);
-	h->net.ip_version = ctx->p.ip_version;
-	memcpy(h->net.src_ip, ctx->p.ip, 16);
-	memcpy(h->net.dst_ip, ah->dst_ip, 16);
-	h->net.dscp = ah->dscp;
-	h->net.ecn = 2; /* ECT(0): ECN-capable transport, so switches mark, not drop (A17.9) */
-	h->net.ttl = ah->ttl ? ah->ttl : DROCE_DEFAULT_TTL;
-	h->net.sport = udp_sport(qp);
-	h->bth.pkey = qp->attr.pkey;
-	h->bth.dqpn = qp->attr.dest_qp_num;
 
-	/* The bytes before the BTH are the same in every packet but for the
-	 * IP and UDP lengths (and the IPv4 checksum): keep them as an image. */
-	uint8_t buf[DROCE_HDR_SCRATCH];
-	struct droce_hdrs t = *h;
-	t.bth.opcode = DROCE_OP_RC_ACKNOWLEDGE;
-	t.payload_len = 0;
-	qp->img_len = 0;
-	size_t hl = droce_build_hdrs(buf, sizeof(buf), &t);
-	size_t l3 = droce_build_l3_off(&t);
-	size_t n = l3 + (t.net.ip_version == 4 ? 20u : 40u) + 8u;
-	if (!hl || t.net.rocev1 || n > sizeof(qp->img))
-		return;
-	memcpy(qp->img, buf, n);
-	qp->img_len = (uint8_t)n;
-	if (t.net.ip_version == 4) {
-		uint8_t *ip = qp->img + l3;
-		ip[2] = ip[3] = 0;
-		ip[10] = ip[11] = 0;
-		uint32_t sum = 0;
-		for (unsigned i = 0; i < 20; i += 2)
-			sum += (uint32_t)ip[i] << 8 | ip[i + 1];
-		qp->img_csum = sum;
-	}
-}
-
-/* droce_build_hdrs() for this QP's packets: the image, lengths and checksum
- * patched, then the BTH and extension headers at the opcode table's offsets.
- * Byte-identical to droce_build_hdrs (tests/unit/core/test_qp.c). */
-static size_t build_fast(const struct droce_qp *qp, uint8_t *buf, const struct droce_hdrs *h)
-{
-	const struct droce_opcode_info *oi = droce_opcode_info(h->bth.opcode);
-	if (!oi || !qp->img_len || h->net.ecn != qp->tmpl.net.ecn)
-		return droce_build_hdrs(buf, DROCE_HDR_SCRATCH, h);
-	size_t n = qp->img_len;
-	uint8_t pad = droce_pad_count(h->payload_len);
-	uint32_t udp_len = 8u + oi->hdr_len + h->payload_len + pad + DROCE_ICRC_LEN;
-	memcpy(buf, qp->img, n);
-	uint8_t *udp = buf + n - 8;
-	if (qp->tmpl.net.ip_version == 4) {
-		uint8_t *ip = udp - 20;
-		uint32_t tot = 20u + udp_len;
-		uint32_t sum = qp->img_csum + tot;
-		while (sum >> 16)
-			sum = (sum & 0xFFFFu) + (sum >> 16);
-		droce_put_be16(ip + 2, (uint16_t)tot);
-		droce_put_be16(ip + 10, (uint16_t)~sum);
-	} else {
-		droce_put_be16(udp - 40 + 4, (uint16_t)udp_len);
-	}
-	droce_put_be16(udp + 4, (uint16_t)udp_len);
-	droce_write_bth_ext(buf + n, h, oi, pad);
-	return n + oi->hdr_len;
-}
-
-size_t droce_qp_build_hdrs(const struct droce_qp *qp, uint8_t *buf, const struct droce_hdrs *h)
-{
-	return build_fast(qp, buf, h);
-}
 
 static uint64_t ack_timeout_ns(uint8_t t)
 {
@@ -382,10 +329,9 @@ static uint64_t ack_timeout_ns(uint8_t t)
 
 static void qp_reset(struct droce_qp *qp)
 {
-	qp->sq_tail = qp->sq_una = qp->sq_cur = qp->sq_new = 0;
+	qp->sq_tail = qp->sq_una = 0;
 	qp->rq_tail = qp->rq_head = 0;
-	droce_req_reset(qp);
-	droce_resp_reset(qp);
+	droce_tp_reset(qp);
 	memset(&qp->stats, 0, sizeof(qp->stats));
 }
 
@@ -405,6 +351,12 @@ int droce_modify_qp(struct droce_qp *qp, const struct droce_qp_attr *attr, unsig
 		return -EINVAL;
 	if (!values_ok(attr, given, qp->ctx))
 		return -EINVAL;
+	/* A rewind resegments what was sent at the MTU it was sent with: no
+	 * new path MTU while requests are outstanding (SQD is for draining
+	 * first, 11.2.5.1; issue 8 item 8). */
+	if ((given & M(PATH_MTU)) && attr->path_mtu != qp->attr.path_mtu &&
+	    qp->sq_una != qp->tp.sq_new)
+		return -EBUSY;
 
 	struct droce_qp_attr *a = &qp->attr;
 	if (given & M(ACCESS_FLAGS))
@@ -436,25 +388,19 @@ int droce_modify_qp(struct droce_qp *qp, const struct droce_qp_attr *attr, unsig
 	qp->mtu = droce_mtu_bytes(a->path_mtu);
 	qp->timeout_ns = ack_timeout_ns(a->timeout);
 	if (given & (M(AV) | M(DEST_QPN) | M(PKEY)))
-		build_template(qp);
+		droce_tp_build_template(qp);
 
 	if (next == DROCE_QPS_RESET) {
 		qp->state = DROCE_QPS_RESET;
 		qp_reset(qp);
 	} else if (next == DROCE_QPS_ERR) {
 		if (cur != DROCE_QPS_ERR)
-			droce_qp_to_err(qp);
+			droce_tp_to_err(qp);
 	} else {
-		if (cur == DROCE_QPS_INIT && next == DROCE_QPS_RTR) {
-			qp->epsn = a->rq_psn;
-			qp->msn = 0;
-		}
-		if (cur == DROCE_QPS_RTR && next == DROCE_QPS_RTS) {
-			qp->npsn = qp->cur_psn = qp->una_psn = qp->snd_max = a->sq_psn;
-			qp->retry_left = a->retry_cnt;
-			qp->rnr_left = a->rnr_retry;
-			qp->cc->init(&qp->ccs, qp->ctx->p.window_pkts, qp->ctx->p.window_bytes, 0);
-		}
+		if (cur == DROCE_QPS_INIT && next == DROCE_QPS_RTR)
+			droce_tp_rtr(qp);
+		if (cur == DROCE_QPS_RTR && next == DROCE_QPS_RTS)
+			droce_tp_rts(qp);
 		qp->state = next;
 		if (next == DROCE_QPS_RTS)
 			droce_qp_kick(qp);
@@ -465,67 +411,20 @@ int droce_modify_qp(struct droce_qp *qp, const struct droce_qp_attr *attr, unsig
 
 /* --------------------------------------------------------- completion -- */
 
-void droce_qp_complete(struct droce_qp *qp, struct droce_cq *cq, const struct droce_wc *wc)
-{
-	if (droce_cq_push(cq, wc) != 0 && qp->state != DROCE_QPS_ERR)
-		droce_qp_to_err(qp); /* IBTA 11.4.2.1: CQ overrun is a QP error */
-}
-
-static void send_wc(struct droce_qp *qp, const struct droce_swqe *w,
-		    enum droce_wc_status st, uint32_t vendor_err)
-{
-	struct droce_wc wc = {
-		.wr_id = w->wr_id,
-		.status = st,
-		.opcode = droce_wc_opcode_of(w->opcode),
-		.byte_len = w->length,
-		.qp_num = qp->qpn,
-		.vendor_err = vendor_err,
-	};
-	droce_qp_complete(qp, qp->scq, &wc);
-}
-
-static void flush_recv(struct droce_qp *qp, uint64_t wr_id)
+/* A WR posted to a QP in SQE/ERR, or a receive posted in ERR, completes at
+ * once as flushed (verbs: flushed WRs always generate a completion). */
+static void flush_wr(struct droce_qp *qp, struct droce_cq *cq, uint64_t wr_id,
+		     enum droce_wc_opcode op, uint32_t len)
 {
 	struct droce_wc wc = {
 		.wr_id = wr_id,
 		.status = DROCE_WC_WR_FLUSH_ERR,
-		.opcode = DROCE_WC_RECV,
+		.opcode = op,
+		.byte_len = len,
 		.qp_num = qp->qpn,
 	};
-	droce_qp_complete(qp, qp->rcq, &wc);
-}
-
-void droce_qp_to_err(struct droce_qp *qp)
-{
-	if (qp->state == DROCE_QPS_ERR)
-		return;
-	qp->state = DROCE_QPS_ERR;
-	qp->attr.qp_state = DROCE_QPS_ERR;
-	/* Every outstanding WQE completes, signaled or not (verbs: flushed
-	 * WRs always generate a completion). */
-	for (; qp->sq_una != qp->sq_tail; qp->sq_una++)
-		send_wc(qp, &qp->sq[qp->sq_una & qp->sq_mask], DROCE_WC_WR_FLUSH_ERR, 0);
-	qp->sq_cur = qp->sq_new = qp->sq_una;
-	for (; qp->rq_head != qp->rq_tail; qp->rq_head++)
-		flush_recv(qp, qp->rq[qp->rq_head & qp->rq_mask].wr_id);
-	qp->rto_deadline = qp->rnr_deadline = 0;
-	qp->rnr_wait = false;
-	qp->job_head = qp->job_tail;
-	qp->jobs_new = 0;
-	qp->ack_pending = false;
-	qp->nak_pending = false;
-	qp->resp_err = false;
-	qp->cnp_pending = false;
-}
-
-void droce_qp_fail_send(struct droce_qp *qp, enum droce_wc_status status, uint32_t vendor_err)
-{
-	if (qp->sq_una != qp->sq_tail) {
-		send_wc(qp, &qp->sq[qp->sq_una & qp->sq_mask], status, vendor_err);
-		qp->sq_una++;
-	}
-	droce_qp_to_err(qp);
+	if (droce_cq_push(cq, &wc) != 0)
+		droce_tp_to_err(qp); /* 11.4.2.1: CQ overrun (no-op when already ERR) */
 }
 
 /* ------------------------------------------------------------ posting -- */
@@ -631,7 +530,7 @@ int droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr, struct droce_
 			return rc;
 		}
 		if (qp->state == DROCE_QPS_ERR || qp->state == DROCE_QPS_SQE) {
-			send_wc(qp, w, DROCE_WC_WR_FLUSH_ERR, 0);
+			flush_wr(qp, qp->scq, w->wr_id, droce_wc_opcode_of(w->opcode), w->length);
 			continue;
 		}
 		qp->sq_tail++;
@@ -656,7 +555,7 @@ int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr, struct droce_
 			return -EINVAL;
 		}
 		if (qp->state == DROCE_QPS_ERR) {
-			flush_recv(qp, wr->wr_id);
+			flush_wr(qp, qp->rcq, wr->wr_id, DROCE_WC_RECV, 0);
 			continue;
 		}
 		if (qp->rq_tail - qp->rq_head >= qp->cap.max_recv_wr) {
@@ -690,36 +589,4 @@ int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr, struct droce_
 	return 0;
 }
 
-/* ----------------------------------------------------------- transmit -- */
 
-int droce_qp_xmit(struct droce_qp *qp, const struct droce_hdrs *h,
-		  const struct droce_seg *seg, unsigned nseg, uint64_t now)
-{
-	struct droce_ctx *ctx = qp->ctx;
-	struct droce_tx_frame f;
-	size_t hl = build_fast(qp, ctx->scratch, h);
-	if (!hl)
-		return -EINVAL;
-	size_t l3 = droce_build_l3_off(h);
-	f.hdr = ctx->scratch;
-	f.hdr_len = (uint32_t)hl;
-	f.nseg = (uint8_t)nseg;
-	for (unsigned i = 0; i < nseg; i++) {
-		f.seg[i].addr = seg[i].ptr;
-		f.seg[i].len = seg[i].len;
-	}
-	f.payload_len = h->payload_len;
-	unsigned pad = droce_pad_count(h->payload_len);
-	uint32_t crc = droce_icrc_tx(&ctx->icrc_seeds, ctx->scratch + l3, droce_build_l3_kind(h), hl - l3, f.seg, nseg,
-				     h->payload_len, pad);
-	memset(f.trailer, 0, pad);
-	droce_icrc_store(f.trailer + pad, crc);
-	f.trailer_len = (uint8_t)(pad + DROCE_ICRC_LEN);
-	int rc = ctx->link.ops->tx(ctx->link.priv, &f, now);
-	if (rc)
-		return rc;
-	ctx->stats.tx_frames++;
-	qp->stats.tx_pkts++;
-	qp->stats.tx_bytes += h->payload_len;
-	return 0;
-}

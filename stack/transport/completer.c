@@ -13,10 +13,18 @@
  *     up to rnr_retry times (7 = forever);
  *   - invalid request / remote access / remote operational NAK: the WQE
  *     completes with REM_INV_REQ_ERR / REM_ACCESS_ERR / REM_OP_ERR, the QP
- *     moves to ERR and the rest is flushed.
+ *     moves to ERR and the rest is flushed; a reserved NAK code gets
+ *     REM_OP_ERR (rxe); a NAK past a READ/atomic that has no response yet
+ *     is first an implicit NAK of that READ: re-issue from it (rxe
+ *     check_psn, hfi1), the NAK's error is not the READ's;
+ *   - a bad response (9.9.2.x: READ response for a non-READ, atomic ACK for
+ *     a non-atomic, wrong FIRST/MIDDLE/LAST/ONLY opcode, a NAK syndrome in
+ *     a response's AETH, a reserved AETH type) places nothing, resends
+ *     nothing: BAD_RESP_ERR and ERR at once; a READ response of the wrong
+ *     length: LOC_LEN_ERR (hfi1's choice; rxe differs, docs/transport.md).
  */
-#include "core/core.h"
 #include "transport/psn.h"
+#include "transport/tp_int.h"
 #include "wire/opcode.h"
 
 /* IBTA table 45: RNR NAK timer field -> microseconds x 100 (0 = 655.36 ms). */
@@ -51,16 +59,11 @@ static void complete_una(struct droce_qp *qp)
 			.byte_len = w->length,
 			.qp_num = qp->qpn,
 		};
-		droce_qp_complete(qp, qp->scq, &wc);
+		droce_tp_complete(qp, qp->scq, &wc);
 		if (qp->state == DROCE_QPS_ERR)
 			return; /* CQ overrun flushed everything */
 	}
-	if (is_rd_atomic(w->opcode) && qp->sq_una != qp->sq_cur && qp->rd_inflight)
-		qp->rd_inflight--;
-	if (qp->sq_cur == qp->sq_una) {
-		qp->sq_cur++;
-		qp->cur_pkt = 0;
-	}
+	droce_req_wqe_done(qp);
 	qp->sq_una++;
 }
 
@@ -74,7 +77,7 @@ static bool ack_upto(struct droce_qp *qp, uint32_t p, uint32_t *retry_psn)
 	uint32_t np = droce_psn_add(p, 1);
 	bool retry = false;
 
-	while (qp->sq_una != qp->sq_new && qp->state != DROCE_QPS_ERR) {
+	while (qp->sq_una != qp->tp.sq_new && qp->state != DROCE_QPS_ERR) {
 		struct droce_swqe *w = &qp->sq[qp->sq_una & qp->sq_mask];
 		if (is_rd_atomic(w->opcode)) {
 			/* Only responses advance a READ/atomic. */
@@ -91,82 +94,91 @@ static bool ack_upto(struct droce_qp *qp, uint32_t p, uint32_t *retry_psn)
 			break;
 		complete_una(qp);
 	}
-	if (qp->state != DROCE_QPS_ERR && droce_psn_diff(np, qp->una_psn) > 0 &&
-	    droce_psn_diff(np, qp->snd_max) <= 0)
-		qp->una_psn = np;
+	if (qp->state != DROCE_QPS_ERR && droce_psn_diff(np, qp->tp.una_psn) > 0 &&
+	    droce_psn_diff(np, qp->tp.snd_max) <= 0)
+		qp->tp.una_psn = np;
 	return retry;
 }
 
 static void update_acked_bseq(struct droce_qp *qp)
 {
-	if (qp->sq_una == qp->sq_new) {
-		qp->acked_bseq = qp->bseq_next;
+	if (qp->sq_una == qp->tp.sq_new) {
+		qp->tp.acked_bseq = qp->tp.bseq_next;
 		return;
 	}
 	const struct droce_swqe *w = &qp->sq[qp->sq_una & qp->sq_mask];
-	int32_t d = droce_psn_diff(qp->una_psn, w->first_psn);
+	int32_t d = droce_psn_diff(qp->tp.una_psn, w->first_psn);
 	uint64_t off = d > 0 ? (uint64_t)d * qp->mtu : 0;
-	qp->acked_bseq = w->bseq + (off < w->length ? off : w->length);
+	qp->tp.acked_bseq = w->bseq + (off < w->length ? off : w->length);
 }
 
 /* After una_psn may have moved: reset retry counters on progress (9.7.6.1.3),
- * restart the ACK timer, feed cc, keep the send cursor at or after una. */
+ * restart the ACK timer, feed cc, keep the send cursor at or after una.
+ * The single "an ACK or response covers PSNs up to una_psn - 1" point (an RTT
+ * sampler hooks here). */
 static void after_ack(struct droce_qp *qp, uint32_t old_una, uint64_t now)
 {
 	if (qp->state == DROCE_QPS_ERR)
 		return;
-	int32_t adv = droce_psn_diff(qp->una_psn, old_una);
+	int32_t adv = droce_psn_diff(qp->tp.una_psn, old_una);
 	if (adv > 0) {
-		uint64_t old_b = qp->acked_bseq;
+		uint64_t old_b = qp->tp.acked_bseq;
 		update_acked_bseq(qp);
-		qp->retry_left = qp->attr.retry_cnt;
-		qp->rnr_left = qp->attr.rnr_retry;
-		qp->gap_retry = false;
-		qp->cc->on_ack(&qp->ccs, (uint32_t)adv, qp->acked_bseq - old_b, now);
-		if (qp->una_psn == qp->snd_max || !qp->timeout_ns)
-			qp->rto_deadline = 0;
-		else {
-			qp->rto_deadline = now + qp->timeout_ns;
-			droce_ctx_timer_at(qp->ctx, qp->rto_deadline);
-		}
+		qp->tp.retry_left = qp->attr.retry_cnt;
+		qp->tp.rnr_left = qp->attr.rnr_retry;
+		qp->tp.gap_retry = false;
+		qp->cc->on_ack(&qp->ccs, (uint32_t)adv, qp->tp.acked_bseq - old_b, now);
+		droce_qp_rtt_ack(qp, qp->tp.acked_bseq - old_b, now); /* RTT sample, window (rtt.h) */
+		droce_tmr_progress(qp, now);
 	}
-	if (droce_psn_diff(qp->cur_psn, qp->una_psn) < 0)
-		droce_req_rewind(qp, qp->una_psn);
-	droce_qp_kick(qp);
+	if (droce_psn_diff(qp->tp.cur_psn, qp->tp.una_psn) < 0)
+		droce_req_rewind(qp, qp->tp.una_psn);
+	droce_tp_kick(qp);
 }
 
 /* Go back to @p psn because of a NAK or a detected response gap. */
 static void retry_from(struct droce_qp *qp, uint32_t psn, uint64_t now)
 {
-	if (qp->retry_left == 0) {
-		droce_qp_fail_send(qp, DROCE_WC_RETRY_EXC_ERR, 0);
+	if (qp->tp.retry_left == 0) {
+		droce_tp_fail_send(qp, DROCE_WC_RETRY_EXC_ERR, 0);
 		return;
 	}
-	qp->retry_left--;
+	qp->tp.retry_left--;
 	qp->stats.retrans_nak++;
 	qp->cc->on_loss(&qp->ccs, false, now);
-	qp->gap_retry = true;
+	qp->tp.gap_retry = true;
 	droce_req_rewind(qp, psn);
-	if (qp->timeout_ns) {
-		qp->rto_deadline = now + qp->timeout_ns;
-		droce_ctx_timer_at(qp->ctx, qp->rto_deadline);
+	droce_tmr_rewound(qp, now);
+}
+
+/* The ACK timer expired with PSNs outstanding and the last resend out
+ * (9.7.6.1.3): count a retry, go back to the oldest unacknowledged PSN. */
+void droce_comp_timeout(struct droce_qp *qp, uint64_t now)
+{
+	if (qp->tp.retry_left == 0) {
+		droce_tp_fail_send(qp, DROCE_WC_RETRY_EXC_ERR, 0);
+		return;
 	}
+	qp->tp.retry_left--;
+	qp->stats.retrans_timeout++;
+	droce_rtt_on_timeout(&qp->rtt); /* RFC 6298 5.5 back-off */
+	qp->cc->on_loss(&qp->ccs, true, now);
+	qp->tp.gap_retry = false;
+	droce_req_rewind(qp, qp->tp.una_psn);
+	droce_tmr_rewound(qp, now);
 }
 
 static void on_rnr(struct droce_qp *qp, uint32_t psn, uint8_t code, uint64_t now)
 {
 	if (qp->attr.rnr_retry != 7) { /* 7 = retry forever (9.7.5.2.8) */
-		if (qp->rnr_left == 0) {
-			droce_qp_fail_send(qp, DROCE_WC_RNR_RETRY_EXC_ERR, DROCE_AETH_RNR_NAK | code);
+		if (qp->tp.rnr_left == 0) {
+			droce_tp_fail_send(qp, DROCE_WC_RNR_RETRY_EXC_ERR, DROCE_AETH_RNR_NAK | code);
 			return;
 		}
-		qp->rnr_left--;
+		qp->tp.rnr_left--;
 	}
 	droce_req_rewind(qp, psn);
-	qp->rnr_wait = true;
-	qp->rto_deadline = 0;
-	qp->rnr_deadline = now + droce_rnr_timer_ns(code);
-	droce_ctx_timer_at(qp->ctx, qp->rnr_deadline);
+	droce_tmr_rnr(qp, droce_rnr_timer_ns(code), now);
 }
 
 static enum droce_wc_status nak_status(uint8_t code)
@@ -180,13 +192,21 @@ static enum droce_wc_status nak_status(uint8_t code)
 	case DROCE_NAK_REMOTE_OP:
 		return DROCE_WC_REM_OP_ERR;
 	default:
-		return DROCE_WC_BAD_RESP_ERR;
+		return DROCE_WC_REM_OP_ERR; /* reserved codes (table 44): as rxe */
 	}
+}
+
+/* 9.9.2: a response the requester cannot have asked for is a protocol
+ * error of the peer; retrying would ask again for the same answer. */
+static void bad_resp(struct droce_qp *qp, enum droce_wc_status st, uint8_t opcode)
+{
+	droce_ctx_drop(qp->ctx, qp, DROCE_DROP_UNEXPECTED_RESP);
+	droce_tp_fail_send(qp, st, opcode);
 }
 
 static void on_ack_pkt(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now)
 {
-	uint32_t psn = pkt->h.bth.psn, old_una = qp->una_psn, rpsn = 0;
+	uint32_t psn = pkt->h.bth.psn, old_una = qp->tp.una_psn, rpsn = 0;
 	uint8_t syn = pkt->h.ext.aeth.syndrome;
 	uint8_t val = syn & DROCE_AETH_VALUE_MASK;
 
@@ -197,7 +217,7 @@ static void on_ack_pkt(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_
 		qp->stats.acks_rcvd++;
 		bool retry = ack_upto(qp, psn, &rpsn);
 		after_ack(qp, old_una, now);
-		if (retry && qp->state != DROCE_QPS_ERR && !qp->gap_retry)
+		if (retry && qp->state != DROCE_QPS_ERR && !qp->tp.gap_retry)
 			retry_from(qp, rpsn, now);
 		return;
 	}
@@ -208,7 +228,7 @@ static void on_ack_pkt(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_
 		if (qp->state == DROCE_QPS_ERR)
 			return;
 		if (retry) {
-			if (!qp->gap_retry)
+			if (!qp->tp.gap_retry)
 				retry_from(qp, rpsn, now);
 			return;
 		}
@@ -222,44 +242,57 @@ static void on_ack_pkt(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_
 		after_ack(qp, old_una, now);
 		if (qp->state == DROCE_QPS_ERR)
 			return;
-		if (val == DROCE_NAK_PSN_SEQ_ERR) {
-			/* rxe follows an RNR NAK with a sequence NAK for the same
-			 * PSN (the rest of the burst was out of sequence to it): the
-			 * RNR wait already goes back there (9.7.5.2.8); no retry. */
-			if (qp->rnr_wait && psn == qp->una_psn)
-				return;
-			retry_from(qp, retry ? rpsn : psn, now);
+		if (val == DROCE_NAK_PSN_SEQ_ERR && !retry && droce_tmr_in_rnr(qp)) {
+			/* During an RNR wait: the responder still waits for the
+			 * PSN it refused and dropped what followed (rxe sends this
+			 * after its RNR NAK). The RNR wait already resends from
+			 * there: no second rewind, no retry counted, and the ACK
+			 * timer stays off (issue 8 item 2). */
 			return;
 		}
-		droce_qp_fail_send(qp, nak_status(val), syn);
+		if (val == DROCE_NAK_PSN_SEQ_ERR || retry) {
+			/* A NAK past a READ/atomic with no response yet says the
+			 * responder saw later PSNs: that READ's response was lost.
+			 * Re-issue from it; a fatal NAK comes again at its own PSN. */
+			if (!retry || !qp->tp.gap_retry)
+				retry_from(qp, retry ? rpsn : psn, now);
+			return;
+		}
+		droce_tp_fail_send(qp, nak_status(val), syn);
 		return;
 	}
-	default:
-		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_UNEXPECTED_RESP);
+	default: /* reserved AETH type: not an answer droce can take */
+		bad_resp(qp, DROCE_WC_BAD_RESP_ERR, pkt->h.bth.opcode);
 		return;
 	}
 }
 
 static void on_read_resp(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now)
 {
-	uint32_t psn = pkt->h.bth.psn, old_una = qp->una_psn, rpsn = 0;
+	uint32_t psn = pkt->h.bth.psn, old_una = qp->tp.una_psn, rpsn = 0;
 	bool retry = ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK), &rpsn);
 	if (retry) {
 		after_ack(qp, old_una, now);
-		if (qp->state != DROCE_QPS_ERR && !qp->gap_retry)
+		if (qp->state != DROCE_QPS_ERR && !qp->tp.gap_retry)
 			retry_from(qp, rpsn, now);
 		return;
 	}
-	if (qp->state == DROCE_QPS_ERR || qp->sq_una == qp->sq_new) {
+	if (qp->state == DROCE_QPS_ERR || qp->sq_una == qp->tp.sq_new) {
 		after_ack(qp, old_una, now);
 		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_UNEXPECTED_RESP);
 		return;
 	}
 	struct droce_swqe *w = &qp->sq[qp->sq_una & qp->sq_mask];
-	if (w->opcode != DROCE_WR_RDMA_READ || droce_psn_diff(psn, w->first_psn) < 0 ||
-	    droce_psn_diff(psn, w->last_psn) > 0) {
+	if (droce_psn_diff(psn, w->first_psn) < 0 || droce_psn_diff(psn, w->last_psn) > 0) {
 		after_ack(qp, old_una, now);
 		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_UNEXPECTED_RESP);
+		return;
+	}
+	if (w->opcode != DROCE_WR_RDMA_READ) {
+		/* A READ response where the oldest request is no READ. */
+		after_ack(qp, old_una, now);
+		if (qp->state != DROCE_QPS_ERR)
+			bad_resp(qp, DROCE_WC_BAD_RESP_ERR, pkt->h.bth.opcode);
 		return;
 	}
 	int32_t d = droce_psn_diff(psn, w->rd_next_psn);
@@ -272,7 +305,7 @@ static void on_read_resp(struct droce_qp *qp, const struct droce_pkt *pkt, uint6
 		/* A response went missing: re-issue the READ for the rest
 		 * (9.7.5.1.5), once per gap. */
 		after_ack(qp, old_una, now);
-		if (!qp->gap_retry && qp->state != DROCE_QPS_ERR)
+		if (!qp->tp.gap_retry && qp->state != DROCE_QPS_ERR)
 			retry_from(qp, w->rd_next_psn, now);
 		else
 			droce_ctx_drop(qp->ctx, qp, DROCE_DROP_OUT_OF_SEQ);
@@ -285,14 +318,21 @@ static void on_read_resp(struct droce_qp *qp, const struct droce_pkt *pkt, uint6
 	bool last = psn == w->last_psn;
 	uint16_t f = pkt->op->flags;
 	bool op_ok = last ? (f & DROCE_OPF_LAST) != 0 : !(f & DROCE_OPF_LAST);
-	if (!op_ok || pkt->h.payload_len != expect) {
+	/* FIRST, LAST and ONLY carry an AETH: it must say ACK (9.7.5.1.2). */
+	bool nak = (pkt->op->hdrs & DROCE_HDR_AETH) &&
+		   (pkt->h.ext.aeth.syndrome & DROCE_AETH_TYPE_MASK) != DROCE_AETH_ACK;
+	if (!op_ok || nak || pkt->h.payload_len != expect) {
 		after_ack(qp, old_una, now);
+		if (qp->state == DROCE_QPS_ERR)
+			return;
 		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_BAD_RESP_LEN);
+		droce_tp_fail_send(qp, op_ok && !nak ? DROCE_WC_LOC_LEN_ERR : DROCE_WC_BAD_RESP_ERR,
+				   pkt->h.bth.opcode);
 		return;
 	}
 	droce_seg_copy_in(w->seg, w->nseg, off, pkt->payload, expect);
 	w->rd_next_psn = droce_psn_add(psn, 1);
-	qp->una_psn = w->rd_next_psn;
+	qp->tp.una_psn = w->rd_next_psn;
 	if (last)
 		complete_una(qp);
 	after_ack(qp, old_una, now);
@@ -300,15 +340,26 @@ static void on_read_resp(struct droce_qp *qp, const struct droce_pkt *pkt, uint6
 
 static void on_atomic_ack(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now)
 {
-	uint32_t psn = pkt->h.bth.psn, old_una = qp->una_psn, rpsn = 0;
+	uint32_t psn = pkt->h.bth.psn, old_una = qp->tp.una_psn, rpsn = 0;
 	bool retry = ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK), &rpsn);
 	if (retry) {
 		after_ack(qp, old_una, now);
-		if (qp->state != DROCE_QPS_ERR && !qp->gap_retry)
+		if (qp->state != DROCE_QPS_ERR && !qp->tp.gap_retry)
 			retry_from(qp, rpsn, now);
 		return;
 	}
-	struct droce_swqe *w = qp->sq_una != qp->sq_new ? &qp->sq[qp->sq_una & qp->sq_mask] : NULL;
+	struct droce_swqe *w = qp->sq_una != qp->tp.sq_new ? &qp->sq[qp->sq_una & qp->sq_mask] : NULL;
+	if (qp->state != DROCE_QPS_ERR && w && droce_psn_diff(psn, w->first_psn) >= 0 &&
+	    droce_psn_diff(psn, w->last_psn) <= 0 &&
+	    ((w->opcode != DROCE_WR_ATOMIC_CMP_AND_SWP && w->opcode != DROCE_WR_ATOMIC_FETCH_AND_ADD) ||
+	     (pkt->h.ext.aeth.syndrome & DROCE_AETH_TYPE_MASK) != DROCE_AETH_ACK)) {
+		/* An atomic ACK for a request that is no atomic, or one that
+		 * says NAK: a bad response. */
+		after_ack(qp, old_una, now);
+		if (qp->state != DROCE_QPS_ERR)
+			bad_resp(qp, DROCE_WC_BAD_RESP_ERR, pkt->h.bth.opcode);
+		return;
+	}
 	if (qp->state == DROCE_QPS_ERR || !w ||
 	    (w->opcode != DROCE_WR_ATOMIC_CMP_AND_SWP && w->opcode != DROCE_WR_ATOMIC_FETCH_AND_ADD) ||
 	    psn != w->first_psn || w->rd_next_psn != psn) {
@@ -320,7 +371,7 @@ static void on_atomic_ack(struct droce_qp *qp, const struct droce_pkt *pkt, uint
 	if (w->nseg)
 		memcpy(w->seg[0].ptr, &orig, sizeof(orig)); /* host order, as verbs */
 	w->rd_next_psn = droce_psn_add(psn, 1);
-	qp->una_psn = w->rd_next_psn;
+	qp->tp.una_psn = w->rd_next_psn;
 	complete_una(qp);
 	after_ack(qp, old_una, now);
 }
@@ -335,13 +386,13 @@ void droce_comp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t no
 	qp->stats.rx_pkts++;
 	qp->stats.rx_bytes += pkt->h.payload_len;
 	if (pkt->h.net.ecn == 3)
-		droce_qp_ecn_ce(qp, now); /* READ responses: we are the notification point */
+		droce_tp_ecn_ce(qp, now); /* READ responses: we are the notification point */
 	uint32_t psn = pkt->h.bth.psn;
-	if (droce_psn_diff(psn, qp->snd_max) >= 0) {
+	if (droce_psn_diff(psn, qp->tp.snd_max) >= 0) {
 		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_GHOST_RESP);
 		return;
 	}
-	if (droce_psn_diff(psn, qp->una_psn) < 0) {
+	if (droce_psn_diff(psn, qp->tp.una_psn) < 0) {
 		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_STALE_RESP);
 		return;
 	}

@@ -12,11 +12,17 @@
  * (nothing is copied at post time except inline data). A READ rewound into
  * the middle of its response range is re-issued for the remaining bytes at
  * that PSN with address and length adjusted (9.7.5.1.5 / C9-155).
+ *
+ * The send cursor (sq_cur, cur_pkt, cur_psn) moves in three places only:
+ * advance() after a packet left, droce_req_rewind(), and
+ * droce_req_wqe_done() when the completer retires the WQE under it.
+ * sent_one() is also the single "request packet sent" point (cc on_sent, the
+ * ACK timer; an RTT sampler hooks there).
  */
 #include <errno.h>
 
-#include "core/core.h"
 #include "transport/psn.h"
+#include "transport/tp_int.h"
 #include "wire/opcode.h"
 
 static inline bool is_rd_atomic(uint8_t op)
@@ -34,20 +40,26 @@ static uint32_t wqe_npkts(const struct droce_qp *qp, const struct droce_swqe *w)
 
 void droce_req_reset(struct droce_qp *qp)
 {
-	qp->cur_pkt = 0;
-	qp->cur_psn = qp->npsn = qp->snd_max = qp->una_psn = 0;
-	qp->bseq_next = qp->acked_bseq = 0;
-	qp->rd_inflight = 0;
-	qp->pkts_since_ackreq = 0;
-	qp->rnr_wait = false;
-	qp->gap_retry = false;
-	qp->rto_deadline = qp->rnr_deadline = qp->pace_deadline = 0;
+	struct droce_tp *t = &qp->tp;
+	t->sq_cur = t->sq_new = qp->sq_una; /* RESET: 0; ERR: past everything flushed */
+	t->cur_pkt = 0;
+	t->cur_psn = t->npsn = t->snd_max = t->una_psn = 0;
+	t->bseq_next = t->acked_bseq = 0;
+	t->rd_inflight = 0;
+	t->pkts_since_ackreq = 0;
+	t->retry_left = t->rnr_left = 0;
+	t->gap_retry = false;
+	t->tmr.state = DROCE_TMR_IDLE;
+	t->tmr.resend_pending = false;
+	t->tmr.at = t->tmr.pace_at = 0;
 }
+
+
 
 static uint32_t count_rd_inflight(const struct droce_qp *qp)
 {
 	uint32_t n = 0;
-	for (uint32_t i = qp->sq_una; i != qp->sq_cur; i++)
+	for (uint32_t i = qp->sq_una; i != qp->tp.sq_cur; i++)
 		n += is_rd_atomic(qp->sq[i & qp->sq_mask].opcode);
 	return n;
 }
@@ -55,23 +67,24 @@ static uint32_t count_rd_inflight(const struct droce_qp *qp)
 void droce_req_rewind(struct droce_qp *qp, uint32_t psn)
 {
 	uint32_t i;
-	for (i = qp->sq_una; i != qp->sq_new; i++) {
+	for (i = qp->sq_una; i != qp->tp.sq_new; i++) {
 		const struct droce_swqe *w = &qp->sq[i & qp->sq_mask];
 		if (droce_psn_diff(psn, w->first_psn) >= 0 && droce_psn_diff(psn, w->last_psn) <= 0)
 			break;
 	}
-	qp->sq_cur = i;
-	if (i != qp->sq_new) {
+	qp->tp.sq_cur = i;
+	if (i != qp->tp.sq_new) {
 		const struct droce_swqe *w = &qp->sq[i & qp->sq_mask];
-		qp->cur_pkt = (uint32_t)droce_psn_diff(psn, w->first_psn);
-		qp->cur_psn = psn;
+		qp->tp.cur_pkt = (uint32_t)droce_psn_diff(psn, w->first_psn);
+		qp->tp.cur_psn = psn;
 	} else {
-		qp->cur_pkt = 0;
-		qp->cur_psn = qp->npsn;
+		qp->tp.cur_pkt = 0;
+		qp->tp.cur_psn = qp->tp.npsn;
 	}
-	qp->rd_inflight = count_rd_inflight(qp);
-	qp->pkts_since_ackreq = 0;
-	droce_qp_kick(qp);
+	qp->tp.rd_inflight = count_rd_inflight(qp);
+	qp->tp.pkts_since_ackreq = 0;
+	droce_rtt_on_rewind(&qp->rtt, psn); /* Karn: PSNs from here are sent again */
+	droce_tp_kick(qp);
 }
 
 static uint8_t send_opcode(bool first, bool last, bool imm)
@@ -96,72 +109,98 @@ static uint8_t write_opcode(bool first, bool last, bool imm)
 	return DROCE_OP_RC_RDMA_WRITE_MIDDLE;
 }
 
-static void arm_rto(struct droce_qp *qp, uint64_t now)
+/* The cursor past the packet that just left: the next packet of the WQE,
+ * or the next WQE after its last one. */
+static void advance(struct droce_qp *qp, uint32_t next_psn, bool last, bool rda)
 {
-	if (!qp->timeout_ns)
-		return;
-	qp->rto_deadline = now + qp->timeout_ns;
-	droce_ctx_timer_at(qp->ctx, qp->rto_deadline);
+	struct droce_tp *t = &qp->tp;
+	t->cur_psn = next_psn;
+	if (last) {
+		t->sq_cur++;
+		t->cur_pkt = 0;
+		if (rda)
+			t->rd_inflight++;
+	} else {
+		t->cur_pkt++;
+	}
+}
+
+/* A request packet carrying PSNs up to @p next_psn - 1 left. */
+static void sent_one(struct droce_qp *qp, const struct droce_hdrs *h, uint32_t next_psn, uint64_t now)
+{
+	struct droce_tp *t = &qp->tp;
+	if (droce_psn_diff(t->cur_psn, t->snd_max) < 0) {
+		qp->stats.retrans_pkts++;
+		if (droce_psn_diff(next_psn, t->snd_max) > 0)
+			t->snd_max = next_psn;
+	} else {
+		t->snd_max = next_psn;
+		if (h->bth.ack_req) /* RTT: time fresh AckReq packets only (rtt.h) */
+			droce_rtt_on_send(&qp->rtt, t->cur_psn, now);
+	}
+	t->pkts_since_ackreq = h->bth.ack_req ? 0 : t->pkts_since_ackreq + 1;
+	if (qp->cc->on_sent)
+		qp->cc->on_sent(&qp->ccs, h->payload_len, now);
+	droce_tmr_sent(qp, now);
 }
 
 enum droce_tx_result droce_req_tx(struct droce_qp *qp, uint64_t now, unsigned quota,
 				  unsigned *sent)
 {
 	*sent = 0;
-	if ((qp->state != DROCE_QPS_RTS && qp->state != DROCE_QPS_SQD) || qp->rnr_wait ||
-	    qp->pace_deadline)
+	if ((qp->state != DROCE_QPS_RTS && qp->state != DROCE_QPS_SQD) || droce_tmr_in_rnr(qp) ||
+	    qp->tp.tmr.pace_at)
 		return DROCE_TX_IDLE;
 
 	for (;;) {
-		if (qp->sq_cur == qp->sq_tail)
+		if (qp->tp.sq_cur == qp->sq_tail)
 			return DROCE_TX_IDLE;
-		struct droce_swqe *w = &qp->sq[qp->sq_cur & qp->sq_mask];
-		bool fresh = qp->sq_cur == qp->sq_new;
+		struct droce_swqe *w = &qp->sq[qp->tp.sq_cur & qp->sq_mask];
+		bool fresh = qp->tp.sq_cur == qp->tp.sq_new;
 		bool rda = is_rd_atomic(w->opcode);
 
 		if (w->status != DROCE_WC_SUCCESS) {
 			/* Bad lkey found at post: complete it in order, then ERR. */
-			if (qp->sq_cur == qp->sq_una)
-				droce_qp_fail_send(qp, (enum droce_wc_status)w->status, 0);
+			if (qp->tp.sq_cur == qp->sq_una)
+				droce_tp_fail_send(qp, (enum droce_wc_status)w->status, 0);
 			return DROCE_TX_IDLE;
 		}
-		if (qp->cur_pkt == 0) {
+		if (qp->tp.cur_pkt == 0) {
 			if (fresh && qp->state == DROCE_QPS_SQD)
 				return DROCE_TX_IDLE; /* SQD: no new message starts */
 			uint32_t max_rd = qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
-			if (rda && qp->rd_inflight >= max_rd)
+			if (rda && qp->tp.rd_inflight >= max_rd)
 				return DROCE_TX_IDLE;
-			if ((w->flags & DROCE_SEND_FENCE) && qp->rd_inflight)
+			if ((w->flags & DROCE_SEND_FENCE) && qp->tp.rd_inflight)
 				return DROCE_TX_IDLE;
 		}
 		if (*sent >= quota)
 			return DROCE_TX_MORE;
 		if (fresh) {
 			w->npkts = wqe_npkts(qp, w);
-			w->first_psn = qp->npsn;
-			w->last_psn = droce_psn_add(qp->npsn, w->npkts - 1);
+			w->first_psn = qp->tp.npsn;
+			w->last_psn = droce_psn_add(qp->tp.npsn, w->npkts - 1);
 			w->rd_next_psn = w->first_psn;
-			w->bseq = qp->bseq_next;
-			qp->bseq_next += w->length;
-			qp->npsn = droce_psn_add(w->last_psn, 1);
-			qp->sq_new++;
+			w->bseq = qp->tp.bseq_next;
+			qp->tp.bseq_next += w->length;
+			qp->tp.npsn = droce_psn_add(w->last_psn, 1);
+			qp->tp.sq_new++;
 		}
 
 		/* Window and pacing (cc/): bytes are the message bytes this PSN carries. */
-		uint32_t off = qp->cur_pkt * qp->mtu;
+		uint32_t off = qp->tp.cur_pkt * qp->mtu;
 		uint32_t plen = 0;
 		if (!rda && w->length > off)
 			plen = w->length - off < qp->mtu ? w->length - off : qp->mtu;
-		uint32_t inflight = (uint32_t)droce_psn_diff(qp->cur_psn, qp->una_psn);
+		uint32_t inflight = (uint32_t)droce_psn_diff(qp->tp.cur_psn, qp->tp.una_psn);
 		uint64_t cur_bseq = w->bseq + (off < w->length ? off : w->length);
 		uint32_t wbytes = rda ? w->length - (off < w->length ? off : w->length) : plen;
-		if (inflight && !qp->cc->can_send(&qp->ccs, inflight, cur_bseq - qp->acked_bseq,
+		if (inflight && !qp->cc->can_send(&qp->ccs, inflight, cur_bseq - qp->tp.acked_bseq,
 						  wbytes, now))
 			return DROCE_TX_IDLE; /* the completer kicks us when ACKs open it */
 		uint64_t t = qp->cc->next_send_time(&qp->ccs, now);
 		if (t > now) {
-			qp->pace_deadline = t;
-			droce_ctx_timer_at(qp->ctx, t);
+			droce_tmr_pace(qp, t);
 			return DROCE_TX_IDLE;
 		}
 
@@ -170,7 +209,7 @@ enum droce_tx_result droce_req_tx(struct droce_qp *qp, uint64_t now, unsigned qu
 		unsigned nseg = 0;
 		bool last;
 		uint32_t next_psn;
-		h.bth.psn = qp->cur_psn;
+		h.bth.psn = qp->tp.cur_psn;
 		h.payload_len = 0;
 		switch (w->opcode) {
 		case DROCE_WR_RDMA_READ:
@@ -198,8 +237,8 @@ enum droce_tx_result droce_req_tx(struct droce_qp *qp, uint64_t now, unsigned qu
 			next_psn = droce_psn_add(w->first_psn, 1);
 			break;
 		default: {
-			bool first = qp->cur_pkt == 0;
-			last = qp->cur_pkt + 1 >= w->npkts;
+			bool first = qp->tp.cur_pkt == 0;
+			last = qp->tp.cur_pkt + 1 >= w->npkts;
 			bool imm = w->opcode == DROCE_WR_SEND_WITH_IMM ||
 				   w->opcode == DROCE_WR_RDMA_WRITE_WITH_IMM;
 			bool send = w->opcode == DROCE_WR_SEND || w->opcode == DROCE_WR_SEND_WITH_IMM;
@@ -211,92 +250,27 @@ enum droce_tx_result droce_req_tx(struct droce_qp *qp, uint64_t now, unsigned qu
 			}
 			if (imm && last)
 				h.ext.imm = w->imm;
-			if (send && last && (w->flags & DROCE_SEND_SOLICITED))
+			/* 9.2.3: SE on the last packet of a solicited SEND or
+			 * RDMA WRITE with immediate (the ones that complete a
+			 * receive WQE); a plain WRITE consumes none. */
+			if (last && (send || imm) && (w->flags & DROCE_SEND_SOLICITED))
 				h.bth.se = true;
 			h.payload_len = plen;
 			nseg = droce_seg_slice(w->seg, w->nseg, off, plen, seg);
-			next_psn = droce_psn_add(qp->cur_psn, 1);
+			next_psn = droce_psn_add(qp->tp.cur_psn, 1);
 			break;
 		}
 		}
 		/* 9.7.2: AckReq on the last packet of a message, and every N packets
 		 * so a long message is acknowledged (and its window freed) as it goes. */
-		h.bth.ack_req = last || qp->pkts_since_ackreq + 1 >= DROCE_DEFAULT_ACK_REQ_EVERY;
+		h.bth.ack_req = last || qp->tp.pkts_since_ackreq + 1 >= DROCE_DEFAULT_ACK_REQ_EVERY;
 
-		int rc = droce_qp_xmit(qp, &h, seg, nseg, now);
+		int rc = droce_tp_xmit(qp, &h, seg, nseg, now);
 		if (rc == -ENOBUFS)
 			return DROCE_TX_BUSY;
 		/* Any other error: the frame is lost; retransmission recovers. */
-
-		if (droce_psn_diff(qp->cur_psn, qp->snd_max) < 0) {
-			qp->stats.retrans_pkts++;
-			if (droce_psn_diff(next_psn, qp->snd_max) > 0)
-				qp->snd_max = next_psn;
-		} else {
-			qp->snd_max = next_psn;
-		}
-		qp->pkts_since_ackreq = h.bth.ack_req ? 0 : qp->pkts_since_ackreq + 1;
-		if (qp->cc->on_sent)
-			qp->cc->on_sent(&qp->ccs, h.payload_len, now);
-		if (!qp->rto_deadline)
-			arm_rto(qp, now);
-		qp->cur_psn = next_psn;
-		if (last) {
-			qp->sq_cur++;
-			qp->cur_pkt = 0;
-			if (rda)
-				qp->rd_inflight++;
-		} else {
-			qp->cur_pkt++;
-		}
+		sent_one(qp, &h, next_psn, now);
+		advance(qp, next_psn, last, rda);
 		(*sent)++;
 	}
-}
-
-/* ACK timeout (9.7.6.1.3), RNR wait (9.7.5.2.8) and pacing. */
-void droce_req_timers(struct droce_qp *qp, uint64_t now)
-{
-	if (qp->state == DROCE_QPS_ERR || qp->state == DROCE_QPS_RESET) {
-		qp->rto_deadline = qp->rnr_deadline = qp->pace_deadline = 0;
-		return;
-	}
-	if (qp->pace_deadline) {
-		if (now >= qp->pace_deadline) {
-			qp->pace_deadline = 0;
-			droce_qp_kick(qp);
-		} else {
-			droce_ctx_timer_at(qp->ctx, qp->pace_deadline);
-		}
-	}
-	if (qp->rnr_deadline) {
-		if (now >= qp->rnr_deadline) {
-			qp->rnr_deadline = 0;
-			qp->rnr_wait = false;
-			arm_rto(qp, now);
-			droce_qp_kick(qp);
-		} else {
-			droce_ctx_timer_at(qp->ctx, qp->rnr_deadline);
-		}
-	}
-	if (!qp->rto_deadline)
-		return;
-	if (now < qp->rto_deadline) {
-		droce_ctx_timer_at(qp->ctx, qp->rto_deadline);
-		return;
-	}
-	if (qp->una_psn == qp->snd_max) { /* nothing outstanding */
-		qp->rto_deadline = 0;
-		return;
-	}
-	if (qp->retry_left == 0) {
-		qp->rto_deadline = 0;
-		droce_qp_fail_send(qp, DROCE_WC_RETRY_EXC_ERR, 0);
-		return;
-	}
-	qp->retry_left--;
-	qp->stats.retrans_timeout++;
-	qp->cc->on_loss(&qp->ccs, true, now);
-	qp->gap_retry = false;
-	droce_req_rewind(qp, qp->una_psn);
-	arm_rto(qp, now);
 }

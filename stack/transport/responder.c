@@ -4,8 +4,13 @@
  * checks, one static function per state, each returning the next state,
  * until it is executed and acknowledged or turned into a NAK:
  *
- *   CHK_PSN -> CHK_OP_SEQ -> CHK_OP_VALID -> CHK_LENGTH -> CHK_RESOURCE
+ *   CHK_PSN -> CHK_OP_SEQ -> CHK_OP_VALID -> CHK_RESOURCE -> CHK_LENGTH
  *   -> CHK_RKEY -> EXECUTE -> DONE
+ *
+ * in rxe_resp.c's order and with its NAK codes (issue 8 item 6): an
+ * operation the QP does not enable is an invalid request, a missing receive
+ * WQE is an RNR NAK before any length check, a DMA length above 2^31 is an
+ * invalid request before the R_Key is looked at (C9-94).
  *
  * with side exits DUPLICATE, OUT_OF_SEQ, RNR and the error states that
  * queue a NAK (IBTA 9.7.5.2, 9.9.3). Checks that can fail do so before any
@@ -19,16 +24,16 @@
 #include <endian.h>
 #include <errno.h>
 
-#include "core/core.h"
 #include "transport/psn.h"
+#include "transport/tp_int.h"
 #include "wire/opcode.h"
 
 enum resp_state {
 	RESPST_CHK_PSN,
 	RESPST_CHK_OP_SEQ,
 	RESPST_CHK_OP_VALID,
-	RESPST_CHK_LENGTH,
 	RESPST_CHK_RESOURCE,
+	RESPST_CHK_LENGTH,
 	RESPST_CHK_RKEY,
 	RESPST_EXECUTE,
 	RESPST_DUPLICATE,
@@ -37,6 +42,7 @@ enum resp_state {
 	RESPST_BUSY,              /* response queue full: drop, the requester retries */
 	RESPST_ERR_INVALID_REQ,   /* NAK invalid request, QP -> ERR */
 	RESPST_ERR_ACCESS,        /* NAK remote access, QP -> ERR */
+	RESPST_ERR_DUP_ACCESS,    /* duplicate READ, R_Key no longer valid: NAK remote access */
 	RESPST_ERR_LENGTH,        /* SEND too long: LOC_LEN_ERR + NAK invalid request */
 	RESPST_ERR_RWQE,          /* receive WQE with a bad lkey: LOC_PROT_ERR + NAK remote op */
 	RESPST_DONE,
@@ -55,22 +61,39 @@ struct resp_ctx {
 
 void droce_resp_reset(struct droce_qp *qp)
 {
-	qp->epsn = qp->msn = 0;
-	qp->in_msg = 0;
-	qp->recv_off = 0;
-	qp->wr_ptr = NULL;
-	qp->wr_left = qp->wr_len = 0;
-	qp->nak_gap = false;
-	qp->resp_err = false;
-	qp->ack_pending = false;
-	qp->unacked = 0;
-	qp->nak_pending = false;
-	qp->cnp_pending = false;
-	qp->last_cnp = 0;
-	qp->job_head = qp->job_tail = 0;
-	qp->jobs_new = 0;
-	qp->res_next = 0;
-	memset(qp->res, 0, sizeof(qp->res));
+	struct droce_tp *t = &qp->tp;
+	t->epsn = t->msn = 0;
+	t->ack_psn = 0;
+	t->in_msg = 0;
+	t->recv_off = 0;
+	t->wr_ptr = NULL;
+	t->wr_left = t->wr_len = 0;
+	t->nak_gap = false;
+	t->resp_err = false;
+	t->ack_pending = false;
+	t->pend_ack_psn = 0;
+	t->unacked = 0;
+	t->nak_pending = false;
+	t->nak_syndrome = 0;
+	t->nak_psn = t->nak_msn = 0;
+	t->cnp_pending = false;
+	t->last_cnp = 0;
+	t->job_head = t->job_tail = 0;
+	t->jobs_new = 0;
+	t->res_next = 0;
+	t->res_size = 0;
+	memset(t->res, 0, sizeof(t->res));
+}
+
+/* The replay ring has max_dest_rd_atomic entries; a new size (SQD -> SQD)
+ * starts it afresh (the requester cannot retry across that change). */
+static void res_ring_fit(struct droce_qp *qp)
+{
+	if (qp->tp.res_size != qp->attr.max_dest_rd_atomic) {
+		memset(qp->tp.res, 0, sizeof(qp->tp.res));
+		qp->tp.res_next = 0;
+		qp->tp.res_size = qp->attr.max_dest_rd_atomic;
+	}
 }
 
 /* ------------------------------------------------------------ output -- */
@@ -83,25 +106,25 @@ static struct droce_resp_job *job_push(struct droce_qp *qp);
  * more than that many packets. */
 static void queue_ack(struct droce_qp *qp, uint32_t psn)
 {
-	qp->unacked++;
-	if (!qp->ack_pending || droce_psn_diff(psn, qp->ack_psn) >= 0) {
-		qp->ack_pending = true;
-		qp->ack_psn = psn;
+	qp->tp.unacked++;
+	if (!qp->tp.ack_pending || droce_psn_diff(psn, qp->tp.pend_ack_psn) >= 0) {
+		qp->tp.ack_pending = true;
+		qp->tp.pend_ack_psn = psn;
 	}
 	/* Coalescing-bound ACKs never take the room READ/atomic jobs need. */
-	if (qp->unacked >= DROCE_DEFAULT_ACK_COALESCE &&
-	    qp->job_tail - qp->job_head < DROCE_RESP_JOBS - DROCE_QP_MAX_RD_ATOMIC - 1) {
+	if (qp->tp.unacked >= DROCE_DEFAULT_ACK_COALESCE &&
+	    qp->tp.job_tail - qp->tp.job_head < DROCE_RESP_JOBS - DROCE_QP_MAX_RD_ATOMIC - 1) {
 		struct droce_resp_job *j = job_push(qp);
 		if (j) {
 			j->type = DROCE_RES_ACK;
 			j->dup = true; /* not a READ/atomic: not counted against max_dest_rd_atomic */
-			j->psn = j->last_psn = qp->ack_psn;
-			j->msn = qp->msn;
-			qp->ack_pending = false;
-			qp->unacked = 0;
+			j->psn = j->last_psn = qp->tp.pend_ack_psn;
+			j->msn = qp->tp.msn;
+			qp->tp.ack_pending = false;
+			qp->tp.unacked = 0;
 		}
 	}
-	droce_qp_kick(qp);
+	droce_tp_kick(qp);
 }
 
 /* A NAK has its own slot: it goes out even when later in-sequence packets
@@ -109,23 +132,24 @@ static void queue_ack(struct droce_qp *qp, uint32_t psn)
  * NAK replaces any other; nothing replaces a fatal NAK. */
 static void queue_nak(struct droce_qp *qp, uint8_t syndrome, uint32_t psn, bool fatal)
 {
-	if (qp->resp_err)
+	if (qp->tp.resp_err)
 		return;
-	qp->nak_pending = true;
-	qp->nak_syndrome = syndrome;
-	qp->nak_psn = psn;
+	qp->tp.nak_pending = true;
+	qp->tp.nak_syndrome = syndrome;
+	qp->tp.nak_psn = psn;
+	qp->tp.nak_msn = qp->tp.msn; /* what the responder had done when it refused */
 	if (fatal)
-		qp->resp_err = true;
-	droce_qp_kick(qp);
+		qp->tp.resp_err = true;
+	droce_tp_kick(qp);
 }
 
 static struct droce_resp_job *job_push(struct droce_qp *qp)
 {
-	if (qp->job_tail - qp->job_head >= DROCE_RESP_JOBS)
+	if (qp->tp.job_tail - qp->tp.job_head >= DROCE_RESP_JOBS)
 		return NULL;
-	struct droce_resp_job *j = &qp->jobs[qp->job_tail % DROCE_RESP_JOBS];
-	qp->job_tail++;
-	droce_qp_kick(qp);
+	struct droce_resp_job *j = &qp->tp.jobs[qp->tp.job_tail % DROCE_RESP_JOBS];
+	qp->tp.job_tail++;
+	droce_tp_kick(qp);
 	return j;
 }
 
@@ -133,8 +157,8 @@ static struct droce_resp_job *job_push(struct droce_qp *qp)
  * (9.7.5.1.3), so a plain ACK pending for them need not go out. */
 static void drop_plain_ack(struct droce_qp *qp)
 {
-	qp->ack_pending = false;
-	qp->unacked = 0;
+	qp->tp.ack_pending = false;
+	qp->tp.unacked = 0;
 }
 
 static void recv_wc(struct droce_qp *qp, const struct droce_rwqe *r, enum droce_wc_status st,
@@ -158,7 +182,7 @@ static void recv_wc(struct droce_qp *qp, const struct droce_rwqe *r, enum droce_
 			wc.invalidated_rkey = pkt->h.ext.ieth_rkey;
 		}
 	}
-	droce_qp_complete(qp, qp->rcq, &wc);
+	droce_tp_complete(qp, qp->rcq, &wc);
 }
 
 /* ------------------------------------------------------------ states -- */
@@ -166,12 +190,12 @@ static void recv_wc(struct droce_qp *qp, const struct droce_rwqe *r, enum droce_
 static enum resp_state chk_psn(struct resp_ctx *c)
 {
 	struct droce_qp *qp = c->qp;
-	int32_t d = droce_psn_diff(c->psn, qp->epsn);
+	int32_t d = droce_psn_diff(c->psn, qp->tp.epsn);
 	if (d > 0)
 		return RESPST_OUT_OF_SEQ;
 	if (d < 0)
 		return RESPST_DUPLICATE;
-	qp->nak_gap = false;
+	qp->tp.nak_gap = false;
 	return RESPST_CHK_OP_SEQ;
 }
 
@@ -180,8 +204,8 @@ static enum resp_state chk_op_seq(struct resp_ctx *c)
 {
 	uint16_t f = c->flags;
 	uint16_t kind = f & (DROCE_OPF_SEND | DROCE_OPF_WRITE);
-	if (c->qp->in_msg) {
-		if (kind != c->qp->in_msg || (f & DROCE_OPF_FIRST))
+	if (c->qp->tp.in_msg) {
+		if (kind != c->qp->tp.in_msg || (f & DROCE_OPF_FIRST))
 			return RESPST_ERR_INVALID_REQ;
 	} else if (!(f & DROCE_OPF_FIRST)) {
 		return RESPST_ERR_INVALID_REQ;
@@ -189,7 +213,11 @@ static enum resp_state chk_op_seq(struct resp_ctx *c)
 	return RESPST_CHK_OP_VALID;
 }
 
-/* The QP's remote access enables (qp_access_flags) gate RDMA and atomics. */
+/* The QP's remote access enables (qp_access_flags) gate RDMA and atomics.
+ * An operation the QP does not enable is one it does not support: NAK
+ * invalid request (9.7.5.2.2 "unsupported or reserved opcode"; rxe
+ * ERR_UNSUPPORTED_OPCODE, qib/hfi1 and ibv_modify_qp(3) alike), not remote
+ * access, which is about an R_Key and its range. */
 static enum resp_state chk_op_valid(struct resp_ctx *c)
 {
 	unsigned acc = c->qp->attr.qp_access_flags;
@@ -197,12 +225,12 @@ static enum resp_state chk_op_valid(struct resp_ctx *c)
 	if ((f & DROCE_OPF_INV) || droce_opcode_service(c->pkt->h.bth.opcode) != DROCE_SVC_RC)
 		return RESPST_ERR_INVALID_REQ; /* droce has no memory windows to invalidate */
 	if ((f & DROCE_OPF_WRITE) && !(acc & DROCE_ACCESS_REMOTE_WRITE))
-		return RESPST_ERR_ACCESS;
+		return RESPST_ERR_INVALID_REQ;
 	if ((f & DROCE_OPF_READ) && !(acc & DROCE_ACCESS_REMOTE_READ))
-		return RESPST_ERR_ACCESS;
+		return RESPST_ERR_INVALID_REQ;
 	if ((f & DROCE_OPF_ATOMIC) && !(acc & DROCE_ACCESS_REMOTE_ATOMIC))
-		return RESPST_ERR_ACCESS;
-	return RESPST_CHK_LENGTH;
+		return RESPST_ERR_INVALID_REQ;
+	return RESPST_CHK_RESOURCE;
 }
 
 /* 9.7.1 / C9-?: FIRST and MIDDLE carry exactly one PMTU, LAST 1..PMTU,
@@ -212,8 +240,12 @@ static enum resp_state chk_length(struct resp_ctx *c)
 	struct droce_qp *qp = c->qp;
 	uint16_t f = c->flags;
 	uint32_t mtu = qp->mtu;
+	/* C9-94: no message is longer than 2^31 bytes; checked before the R_Key. */
+	if ((f & (DROCE_OPF_WRITE | DROCE_OPF_READ)) && (c->pkt->op->hdrs & DROCE_HDR_RETH) &&
+	    c->pkt->h.ext.reth.dma_len > DROCE_MAX_MSG)
+		return RESPST_ERR_INVALID_REQ;
 	if (!(f & DROCE_OPF_PAYLOAD))
-		return RESPST_CHK_RESOURCE;
+		return RESPST_CHK_RKEY;
 	if ((f & DROCE_OPF_ONLY) == DROCE_OPF_ONLY) {
 		if (c->plen > mtu)
 			return RESPST_ERR_INVALID_REQ;
@@ -223,8 +255,14 @@ static enum resp_state chk_length(struct resp_ctx *c)
 	} else if (c->plen != mtu) {
 		return RESPST_ERR_INVALID_REQ;
 	}
+	/* 9.2.2: payload + PadCnt is 4-aligned: the last packet pads its own
+	 * length, the others (exactly one PMTU) none. A PadCnt that does not
+	 * fit the length is a malformed packet (rxe: ERR_LENGTH). */
+	uint8_t want_pad = (f & DROCE_OPF_LAST) ? (uint8_t)((4u - (c->plen & 3u)) & 3u) : 0;
+	if (c->pkt->h.bth.pad != want_pad)
+		return RESPST_ERR_INVALID_REQ;
 	if (f & DROCE_OPF_WRITE) {
-		uint32_t left = (f & DROCE_OPF_FIRST) ? c->pkt->h.ext.reth.dma_len : qp->wr_left;
+		uint32_t left = (f & DROCE_OPF_FIRST) ? c->pkt->h.ext.reth.dma_len : qp->tp.wr_left;
 		if (c->plen > left)
 			return RESPST_ERR_INVALID_REQ;
 		if ((f & DROCE_OPF_LAST) && c->plen != left)
@@ -232,7 +270,13 @@ static enum resp_state chk_length(struct resp_ctx *c)
 		if ((f & DROCE_OPF_FIRST) && !(f & DROCE_OPF_LAST) && left <= mtu)
 			return RESPST_ERR_INVALID_REQ;
 	}
-	return RESPST_CHK_RESOURCE;
+	if (f & DROCE_OPF_SEND) {
+		/* The receive WQE chk_resource found must hold it (rxe: in execute). */
+		const struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
+		if ((uint64_t)qp->tp.recv_off + c->plen > r->length)
+			return RESPST_ERR_LENGTH;
+	}
+	return RESPST_CHK_RKEY;
 }
 
 static enum resp_state chk_resource(struct resp_ctx *c)
@@ -248,24 +292,22 @@ static enum resp_state chk_resource(struct resp_ctx *c)
 		if (r->status != DROCE_WC_SUCCESS)
 			return RESPST_ERR_RWQE;
 		if (f & DROCE_OPF_SEND)
-			qp->recv_off = 0;
-	}
-	if (f & DROCE_OPF_SEND) {
-		const struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
-		if ((uint64_t)qp->recv_off + c->plen > r->length)
-			return RESPST_ERR_LENGTH;
+			qp->tp.recv_off = 0;
 	}
 	if (f & (DROCE_OPF_READ | DROCE_OPF_ATOMIC)) {
-		uint32_t max = qp->attr.max_dest_rd_atomic ? qp->attr.max_dest_rd_atomic : 1;
-		/* More outstanding READ/atomics than negotiated: NAK invalid request. */
-		if (qp->jobs_new >= max)
+		/* max_dest_rd_atomic 0 takes none (rxe ERR_TOO_MANY_RDMA_ATM_REQ);
+		 * more outstanding than negotiated: also NAK invalid request
+		 * (droce refuses where rxe recycles its oldest resource, which
+		 * would lose a duplicate's answer). */
+		uint32_t max = qp->attr.max_dest_rd_atomic;
+		if (qp->tp.jobs_new >= max)
 			return RESPST_ERR_INVALID_REQ;
 		/* Queue full of duplicate answers (output blocked): not the peer's
 		 * fault; drop as if lost, the requester retries. */
-		if (qp->job_tail - qp->job_head >= DROCE_RESP_JOBS)
+		if (qp->tp.job_tail - qp->tp.job_head >= DROCE_RESP_JOBS)
 			return RESPST_BUSY;
 	}
-	return RESPST_CHK_RKEY;
+	return RESPST_CHK_LENGTH;
 }
 
 /* 9.7.4.1.x / 10.6.3: R_Key, bounds and access before any byte moves.
@@ -296,15 +338,22 @@ static enum resp_state chk_rkey(struct resp_ctx *c)
 	return RESPST_EXECUTE;
 }
 
-static void record_res(struct droce_qp *qp, uint8_t type, uint32_t first, uint32_t last,
-		       uint64_t orig)
+/* The replay ring holds the last max_dest_rd_atomic READs/atomics (9.7.5.1.x:
+ * the responder keeps what the requester may still retry; the requester never
+ * has more than that outstanding). modify_qp clears it when the size changes. */
+static struct droce_rd_res *record_res(struct droce_qp *qp, uint8_t type, uint32_t first,
+				       uint32_t last, uint64_t orig)
 {
-	struct droce_rd_res *r = &qp->res[qp->res_next % DROCE_QP_MAX_RD_ATOMIC];
-	qp->res_next++;
+	struct droce_rd_res *r = &qp->tp.res[qp->tp.res_next % qp->attr.max_dest_rd_atomic];
+	qp->tp.res_next++;
 	r->type = type;
 	r->first_psn = first;
 	r->last_psn = last;
 	r->orig = orig;
+	r->rkey = 0;
+	r->va = 0;
+	r->len = 0;
+	return r;
 }
 
 static enum resp_state execute(struct resp_ctx *c)
@@ -315,41 +364,50 @@ static enum resp_state execute(struct resp_ctx *c)
 
 	if (f & DROCE_OPF_SEND) {
 		struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
-		droce_seg_copy_in(r->seg, r->nseg, qp->recv_off, pkt->payload, c->plen);
-		qp->recv_off += c->plen;
-		qp->epsn = droce_psn_add(c->psn, 1);
+		droce_seg_copy_in(r->seg, r->nseg, qp->tp.recv_off, pkt->payload, c->plen);
+		qp->tp.recv_off += c->plen;
+		qp->tp.epsn = qp->tp.ack_psn = droce_psn_add(c->psn, 1);
 		if (f & DROCE_OPF_LAST) {
-			recv_wc(qp, r, DROCE_WC_SUCCESS, DROCE_WC_RECV, qp->recv_off, pkt);
+			/* The WQE is consumed before its completion is posted (as
+			 * rxe): a completion that overruns the CQ moves the QP to
+			 * ERR, which flushes what is still queued and resets the
+			 * transport; this step then ends here (issue 8 item 11). */
 			qp->rq_head++;
-			qp->msn = (qp->msn + 1) & DROCE_MSN_MASK;
-			qp->in_msg = 0;
+			qp->tp.msn = (qp->tp.msn + 1) & DROCE_MSN_MASK;
+			qp->tp.in_msg = 0;
+			recv_wc(qp, r, DROCE_WC_SUCCESS, DROCE_WC_RECV, qp->tp.recv_off, pkt);
+			if (qp->state == DROCE_QPS_ERR)
+				return RESPST_EXIT;
 		} else {
-			qp->in_msg = DROCE_OPF_SEND;
+			qp->tp.in_msg = DROCE_OPF_SEND;
 		}
 		queue_ack(qp, c->psn);
 		return RESPST_DONE;
 	}
 	if (f & DROCE_OPF_WRITE) {
 		if (f & DROCE_OPF_FIRST) {
-			qp->wr_ptr = c->target;
-			qp->wr_len = qp->wr_left = pkt->h.ext.reth.dma_len;
+			qp->tp.wr_ptr = c->target;
+			qp->tp.wr_len = qp->tp.wr_left = pkt->h.ext.reth.dma_len;
 		}
 		if (c->plen) {
-			memcpy(qp->wr_ptr, pkt->payload, c->plen);
-			qp->wr_ptr += c->plen;
-			qp->wr_left -= c->plen;
+			if (!pkt->placed) /* core/rx_fused.c copied it while checking the ICRC */
+				memcpy(qp->tp.wr_ptr, pkt->payload, c->plen);
+			qp->tp.wr_ptr += c->plen;
+			qp->tp.wr_left -= c->plen;
 		}
-		qp->epsn = droce_psn_add(c->psn, 1);
+		qp->tp.epsn = qp->tp.ack_psn = droce_psn_add(c->psn, 1);
 		if (f & DROCE_OPF_LAST) {
+			qp->tp.msn = (qp->tp.msn + 1) & DROCE_MSN_MASK;
+			qp->tp.in_msg = 0;
 			if (f & DROCE_OPF_RWQE) {
 				struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
-				recv_wc(qp, r, DROCE_WC_SUCCESS, DROCE_WC_RECV_RDMA_WITH_IMM, qp->wr_len, pkt);
 				qp->rq_head++;
+				recv_wc(qp, r, DROCE_WC_SUCCESS, DROCE_WC_RECV_RDMA_WITH_IMM, qp->tp.wr_len, pkt);
+				if (qp->state == DROCE_QPS_ERR)
+					return RESPST_EXIT;
 			}
-			qp->msn = (qp->msn + 1) & DROCE_MSN_MASK;
-			qp->in_msg = 0;
 		} else {
-			qp->in_msg = DROCE_OPF_WRITE;
+			qp->tp.in_msg = DROCE_OPF_WRITE;
 		}
 		queue_ack(qp, c->psn);
 		return RESPST_DONE;
@@ -366,11 +424,14 @@ static enum resp_state execute(struct resp_ctx *c)
 		j->last_psn = last;
 		j->ptr = c->target;
 		j->left = len;
-		qp->jobs_new++;
-		record_res(qp, DROCE_RES_READ, c->psn, last, 0);
-		qp->epsn = droce_psn_add(last, 1);
-		qp->msn = (qp->msn + 1) & DROCE_MSN_MASK;
-		j->msn = qp->msn;
+		qp->tp.jobs_new++;
+		struct droce_rd_res *res = record_res(qp, DROCE_RES_READ, c->psn, last, 0);
+		res->rkey = pkt->h.ext.reth.rkey;
+		res->va = pkt->h.ext.reth.va;
+		res->len = len;
+		qp->tp.epsn = droce_psn_add(last, 1);
+		qp->tp.msn = (qp->tp.msn + 1) & DROCE_MSN_MASK;
+		j->msn = qp->tp.msn;
 		drop_plain_ack(qp);
 		return RESPST_DONE;
 	}
@@ -387,11 +448,11 @@ static enum resp_state execute(struct resp_ctx *c)
 	j->dup = false;
 	j->psn = j->last_psn = c->psn;
 	j->orig = orig;
-	qp->jobs_new++;
+	qp->tp.jobs_new++;
 	record_res(qp, DROCE_RES_ATOMIC, c->psn, c->psn, orig);
-	qp->epsn = droce_psn_add(c->psn, 1);
-	qp->msn = (qp->msn + 1) & DROCE_MSN_MASK;
-	j->msn = qp->msn;
+	qp->tp.epsn = qp->tp.ack_psn = droce_psn_add(c->psn, 1);
+	qp->tp.msn = (qp->tp.msn + 1) & DROCE_MSN_MASK;
+	j->msn = qp->tp.msn;
 	drop_plain_ack(qp);
 	return RESPST_DONE;
 }
@@ -399,8 +460,9 @@ static enum resp_state execute(struct resp_ctx *c)
 static const struct droce_rd_res *find_res(const struct droce_qp *qp, uint8_t type, uint32_t psn)
 {
 	/* Newest first: after a PSN wrap an entry 2^24 PSNs old may alias. */
-	for (unsigned k = 1; k <= DROCE_QP_MAX_RD_ATOMIC; k++) {
-		const struct droce_rd_res *r = &qp->res[(qp->res_next - k) % DROCE_QP_MAX_RD_ATOMIC];
+	uint32_t n = qp->attr.max_dest_rd_atomic;
+	for (unsigned k = 1; k <= n && k <= qp->tp.res_next; k++) {
+		const struct droce_rd_res *r = &qp->tp.res[(qp->tp.res_next - k) % n];
 		if (r->type == type && droce_psn_diff(psn, r->first_psn) >= 0 &&
 		    droce_psn_diff(psn, r->last_psn) <= 0)
 			return r;
@@ -429,13 +491,20 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		uint32_t n = len ? (uint32_t)(((uint64_t)len + qp->mtu - 1) / qp->mtu) : 1;
 		uint32_t last = droce_psn_add(c->psn, n - 1);
 		const uint8_t *p = NULL;
-		if (droce_psn_diff(last, r->last_psn) != 0 ||
-		    !(qp->attr.qp_access_flags & DROCE_ACCESS_REMOTE_READ) ||
-		    (len && !(p = droce_mr_lookup(qp->ctx, pkt->h.ext.reth.rkey, pkt->h.ext.reth.va,
-						  len, DROCE_ACCESS_REMOTE_READ)))) {
+		uint64_t va = pkt->h.ext.reth.va;
+		/* A retry of that READ asks for the same R_Key and a tail of
+		 * its range, ending where it ended; anything else is not a
+		 * retry of it: class D, dropped (rxe duplicate_request). */
+		if (droce_psn_diff(last, r->last_psn) != 0 || pkt->h.ext.reth.rkey != r->rkey ||
+		    va < r->va || va + len > r->va + r->len ||
+		    !(qp->attr.qp_access_flags & DROCE_ACCESS_REMOTE_READ)) {
 			droce_ctx_drop(qp->ctx, qp, DROCE_DROP_DUP_NO_RES);
 			return RESPST_EXIT;
 		}
+		/* The R_Key may have been invalidated since: the replay is a
+		 * new access, NAK remote access (rxe rechecks the MR). */
+		if (len && !(p = droce_mr_lookup(qp->ctx, r->rkey, va, len, DROCE_ACCESS_REMOTE_READ)))
+			return RESPST_ERR_DUP_ACCESS;
 		struct droce_resp_job *j = job_push(qp);
 		if (!j) {
 			droce_ctx_drop(qp->ctx, qp, DROCE_DROP_RESP_BUSY);
@@ -448,7 +517,7 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		j->last_psn = last;
 		j->ptr = p;
 		j->left = len;
-		j->msn = qp->msn; /* a re-executed READ carries the current MSN (rxe does too) */
+		j->msn = qp->tp.msn; /* a re-executed READ carries the current MSN (rxe does too) */
 		return RESPST_EXIT;
 	}
 	if (f & DROCE_OPF_ATOMIC) {
@@ -466,11 +535,14 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		j->dup = true;
 		j->psn = j->last_psn = c->psn;
 		j->orig = r->orig;
-		j->msn = qp->msn;
+		j->msn = qp->tp.msn;
 		return RESPST_EXIT;
 	}
-	/* C9-105: ACK again with the latest PSN and the current MSN. */
-	queue_ack(qp, droce_psn_add(qp->epsn, DROCE_PSN_MASK));
+	/* C9-105: ACK again, with the current MSN and the PSN of the last
+	 * SEND/WRITE/atomic executed (rxe's ack_psn - 1), not ePSN - 1: that
+	 * may be a READ's PSN, and a plain ACK there could complete the READ
+	 * with no data at an rxe requester. */
+	queue_ack(qp, droce_psn_add(qp->tp.ack_psn, DROCE_PSN_MASK));
 	return RESPST_EXIT;
 }
 
@@ -480,12 +552,12 @@ static enum resp_state out_of_seq(struct resp_ctx *c)
 {
 	struct droce_qp *qp = c->qp;
 	qp->stats.out_of_seq++;
-	if (qp->nak_gap) {
+	if (qp->tp.nak_gap) {
 		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_OUT_OF_SEQ);
 		return RESPST_EXIT;
 	}
-	qp->nak_gap = true;
-	queue_nak(qp, DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR, qp->epsn, false);
+	qp->tp.nak_gap = true;
+	queue_nak(qp, DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR, qp->tp.epsn, false);
 	return RESPST_EXIT;
 }
 
@@ -495,7 +567,7 @@ static enum resp_state out_of_seq(struct resp_ctx *c)
 static enum resp_state rnr(struct resp_ctx *c)
 {
 	struct droce_qp *qp = c->qp;
-	qp->nak_gap = true;
+	qp->tp.nak_gap = true;
 	queue_nak(qp, DROCE_AETH_RNR_NAK | (qp->attr.min_rnr_timer & DROCE_AETH_VALUE_MASK),
 		  c->psn, false);
 	return RESPST_EXIT;
@@ -513,8 +585,10 @@ static enum resp_state err_length(struct resp_ctx *c)
 {
 	struct droce_qp *qp = c->qp;
 	struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
-	recv_wc(qp, r, DROCE_WC_LOC_LEN_ERR, DROCE_WC_RECV, qp->recv_off, NULL);
 	qp->rq_head++;
+	recv_wc(qp, r, DROCE_WC_LOC_LEN_ERR, DROCE_WC_RECV, qp->tp.recv_off, NULL);
+	if (qp->state == DROCE_QPS_ERR)
+		return RESPST_EXIT;
 	return err_nak(c, DROCE_NAK_INVALID_REQ);
 }
 
@@ -522,21 +596,25 @@ static enum resp_state err_rwqe(struct resp_ctx *c)
 {
 	struct droce_qp *qp = c->qp;
 	struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
-	recv_wc(qp, r, DROCE_WC_LOC_PROT_ERR, DROCE_WC_RECV, 0, NULL);
 	qp->rq_head++;
+	recv_wc(qp, r, DROCE_WC_LOC_PROT_ERR, DROCE_WC_RECV, 0, NULL);
+	if (qp->state == DROCE_QPS_ERR)
+		return RESPST_EXIT;
 	return err_nak(c, DROCE_NAK_REMOTE_OP);
 }
 
 void droce_resp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now)
 {
-	if (qp->state < DROCE_QPS_RTR || qp->state == DROCE_QPS_ERR || qp->resp_err) {
+	if (qp->state < DROCE_QPS_RTR || qp->state == DROCE_QPS_ERR || qp->tp.resp_err) {
 		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_QP_STATE);
 		return;
 	}
 	qp->stats.rx_pkts++;
 	qp->stats.rx_bytes += pkt->h.payload_len;
 	if (pkt->h.net.ecn == 3)
-		droce_qp_ecn_ce(qp, now);
+		droce_tp_ecn_ce(qp, now);
+	if (pkt->op->flags & (DROCE_OPF_READ | DROCE_OPF_ATOMIC))
+		res_ring_fit(qp); /* only READ/atomics use the replay ring */
 	struct resp_ctx c = {
 		.qp = qp,
 		.pkt = pkt,
@@ -564,6 +642,7 @@ void droce_resp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t no
 			break;
 		case RESPST_ERR_INVALID_REQ: s = err_nak(&c, DROCE_NAK_INVALID_REQ); break;
 		case RESPST_ERR_ACCESS: s = err_nak(&c, DROCE_NAK_REMOTE_ACCESS); break;
+		case RESPST_ERR_DUP_ACCESS: s = err_nak(&c, DROCE_NAK_REMOTE_ACCESS); break;
 		case RESPST_ERR_LENGTH: s = err_length(&c); break;
 		case RESPST_ERR_RWQE: s = err_rwqe(&c); break;
 		default: s = RESPST_EXIT; break;
@@ -581,7 +660,7 @@ static int send_cnp(struct droce_qp *qp, uint64_t now)
 	h.bth.becn = true; /* A17.9.3 */
 	h.bth.psn = 0;
 	h.payload_len = 0;
-	return droce_qp_xmit(qp, &h, NULL, 0, now);
+	return droce_tp_xmit(qp, &h, NULL, 0, now);
 }
 
 static int send_job_pkt(struct droce_qp *qp, struct droce_resp_job *j, uint64_t now, bool *done)
@@ -596,7 +675,7 @@ static int send_job_pkt(struct droce_qp *qp, struct droce_resp_job *j, uint64_t 
 		h.bth.opcode = DROCE_OP_RC_ACKNOWLEDGE;
 		h.payload_len = 0;
 		*done = true;
-		int rc = droce_qp_xmit(qp, &h, NULL, 0, now);
+		int rc = droce_tp_xmit(qp, &h, NULL, 0, now);
 		if (rc == 0)
 			qp->stats.acks_sent++;
 		return rc;
@@ -606,7 +685,7 @@ static int send_job_pkt(struct droce_qp *qp, struct droce_resp_job *j, uint64_t 
 		h.ext.atomic_ack = j->orig;
 		h.payload_len = 0;
 		*done = true;
-		return droce_qp_xmit(qp, &h, NULL, 0, now);
+		return droce_tp_xmit(qp, &h, NULL, 0, now);
 	}
 	uint32_t n = j->left < qp->mtu ? j->left : qp->mtu;
 	bool first = !j->started, last = j->left <= qp->mtu;
@@ -620,7 +699,7 @@ static int send_job_pkt(struct droce_qp *qp, struct droce_resp_job *j, uint64_t 
 		seg.len = n;
 		nseg = 1;
 	}
-	int rc = droce_qp_xmit(qp, &h, &seg, nseg, now);
+	int rc = droce_tp_xmit(qp, &h, &seg, nseg, now);
 	if (rc == -ENOBUFS)
 		return rc;
 	j->started = true;
@@ -633,15 +712,16 @@ static int send_job_pkt(struct droce_qp *qp, struct droce_resp_job *j, uint64_t 
 
 /* An RC_ACKNOWLEDGE: ACK (9.7.7.2: droce does no end-to-end credits and
  * always sends "invalid credit count"), RNR NAK or NAK. */
-static int send_aeth(struct droce_qp *qp, uint8_t syndrome, uint32_t psn, uint64_t now)
+static int send_aeth(struct droce_qp *qp, uint8_t syndrome, uint32_t psn, uint32_t msn,
+		     uint64_t now)
 {
 	struct droce_hdrs h = qp->tmpl;
 	h.bth.opcode = DROCE_OP_RC_ACKNOWLEDGE;
 	h.bth.psn = psn;
 	h.ext.aeth.syndrome = syndrome;
-	h.ext.aeth.msn = qp->msn;
+	h.ext.aeth.msn = msn;
 	h.payload_len = 0;
-	if (droce_qp_xmit(qp, &h, NULL, 0, now) == -ENOBUFS)
+	if (droce_tp_xmit(qp, &h, NULL, 0, now) == -ENOBUFS)
 		return -ENOBUFS;
 	uint8_t type = syndrome & DROCE_AETH_TYPE_MASK;
 	uint8_t val = syndrome & DROCE_AETH_VALUE_MASK;
@@ -660,60 +740,60 @@ enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned q
 	*sent = 0;
 	if (qp->state < DROCE_QPS_RTR || qp->state == DROCE_QPS_ERR)
 		return DROCE_TX_IDLE;
-	if (qp->cnp_pending) {
+	if (qp->tp.cnp_pending) {
 		if (*sent >= quota)
 			return DROCE_TX_MORE;
 		if (send_cnp(qp, now) == -ENOBUFS)
 			return DROCE_TX_BUSY;
-		qp->cnp_pending = false;
-		qp->last_cnp = now ? now : 1;
+		qp->tp.cnp_pending = false;
+		qp->tp.last_cnp = now ? now : 1;
 		qp->stats.cnp_sent++;
 		(*sent)++;
 	}
-	while (qp->job_head != qp->job_tail) {
+	while (qp->tp.job_head != qp->tp.job_tail) {
 		if (*sent >= quota)
 			return DROCE_TX_MORE;
-		struct droce_resp_job *j = &qp->jobs[qp->job_head % DROCE_RESP_JOBS];
+		struct droce_resp_job *j = &qp->tp.jobs[qp->tp.job_head % DROCE_RESP_JOBS];
 		bool done = false;
 		if (send_job_pkt(qp, j, now, &done) == -ENOBUFS)
 			return DROCE_TX_BUSY;
 		(*sent)++;
 		if (done) {
-			if (!j->dup && qp->jobs_new)
-				qp->jobs_new--;
-			qp->job_head++;
+			if (!j->dup && qp->tp.jobs_new)
+				qp->tp.jobs_new--;
+			qp->tp.job_head++;
 		}
 	}
 	/* ACK and NAK in PSN order (a duplicate's re-ACK may precede a NAK). */
-	if (qp->ack_pending && qp->nak_pending && !qp->resp_err &&
-	    droce_psn_diff(qp->ack_psn, qp->nak_psn) < 0) {
+	if (qp->tp.ack_pending && qp->tp.nak_pending && !qp->tp.resp_err &&
+	    droce_psn_diff(qp->tp.pend_ack_psn, qp->tp.nak_psn) < 0) {
 		if (*sent >= quota)
 			return DROCE_TX_MORE;
-		if (send_aeth(qp, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, qp->ack_psn, now))
+		if (send_aeth(qp, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, qp->tp.pend_ack_psn, qp->tp.msn, now))
 			return DROCE_TX_BUSY;
-		qp->ack_pending = false;
-		qp->unacked = 0;
+		qp->tp.ack_pending = false;
+		qp->tp.unacked = 0;
 		(*sent)++;
 	}
-	if (qp->nak_pending) {
+	if (qp->tp.nak_pending) {
 		if (*sent >= quota)
 			return DROCE_TX_MORE;
-		if (send_aeth(qp, qp->nak_syndrome, qp->nak_psn, now))
+		if (send_aeth(qp, qp->tp.nak_syndrome, qp->tp.nak_psn, qp->tp.nak_msn, now))
 			return DROCE_TX_BUSY;
-		qp->nak_pending = false;
+		qp->tp.nak_pending = false;
 		(*sent)++;
-		if (qp->resp_err) {
-			droce_qp_to_err(qp); /* class C error: the NAK is out, now ERR */
+		if (qp->tp.resp_err) {
+			droce_tp_to_err(qp); /* class C error: the NAK is out, now ERR */
 			return DROCE_TX_IDLE;
 		}
 	}
-	if (qp->ack_pending) {
+	if (qp->tp.ack_pending) {
 		if (*sent >= quota)
 			return DROCE_TX_MORE;
-		if (send_aeth(qp, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, qp->ack_psn, now))
+		if (send_aeth(qp, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, qp->tp.pend_ack_psn, qp->tp.msn, now))
 			return DROCE_TX_BUSY;
-		qp->ack_pending = false;
-		qp->unacked = 0;
+		qp->tp.ack_pending = false;
+		qp->tp.unacked = 0;
 		(*sent)++;
 	}
 	return DROCE_TX_IDLE;

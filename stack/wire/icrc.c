@@ -3,8 +3,7 @@
 
 #include <string.h>
 
-#include <isa-l/crc.h>
-
+#include "wire/crc32.h"
 #include "wire/hdr.h"
 
 /* 8 (LRH stand-in) + 40 (IPv6/GRH) + 8 (UDP) + 12 (BTH). */
@@ -12,8 +11,8 @@
 
 uint32_t droce_icrc_update(uint32_t crc, const void *data, size_t len)
 {
-	/* crc32_gzip_refl chains like zlib's crc32(): pass the previous result. */
-	return crc32_gzip_refl(crc, (const unsigned char *)data, len);
+	/* VPCLMULQDQ folding where the CPU has it, ISA-L elsewhere (crc32.h). */
+	return droce_crc32(crc, data, len);
 }
 
 uint32_t droce_icrc_begin(const uint8_t *l3, enum droce_l3 kind, size_t len)

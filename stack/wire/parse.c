@@ -35,7 +35,8 @@ const char *droce_parse_result_str(enum droce_parse_result r)
 
 /* IPv4 (no options: A17.4.1 RoCEv2 packets carry none in practice, and a
  * fixed header lets the ICRC mask a fixed prefix). Sets *end to l3 + total length. */
-static enum droce_parse_result parse_ipv4(struct droce_pkt *p, size_t *end)
+static inline __attribute__((always_inline)) enum droce_parse_result
+parse_ipv4(struct droce_pkt *p, size_t *end, bool full)
 {
 	const uint8_t *ip = p->frame + p->l3_off;
 	size_t avail = p->frame_len - p->l3_off;
@@ -53,7 +54,8 @@ static enum droce_parse_result parse_ipv4(struct droce_pkt *p, size_t *end)
 	n->ecn = ip[1] & 3u;
 	n->ip_id = droce_get_be16(ip + 4);
 	n->ttl = ip[8];
-	memcpy(n->src_ip, ip + 12, 4);
+	n->flow_label = 0;
+	memcpy(n->src_ip, ip + 12, 4); /* the engine's source check reads it */
 	memcpy(n->dst_ip, ip + 16, 4);
 	if (ip[9] != DROCE_IPPROTO_UDP)
 		return DROCE_PARSE_NOT_ROCE;
@@ -83,7 +85,8 @@ static enum droce_parse_result parse_ipv4(struct droce_pkt *p, size_t *end)
 }
 
 /* IPv6 without extension headers, or a RoCEv1 GRH (same layout, IBTA 8.3). */
-static enum droce_parse_result parse_ipv6(struct droce_pkt *p, size_t *end)
+static inline __attribute__((always_inline)) enum droce_parse_result
+parse_ipv6(struct droce_pkt *p, size_t *end, bool full)
 {
 	const uint8_t *ip = p->frame + p->l3_off;
 	size_t avail = p->frame_len - p->l3_off;
@@ -100,6 +103,7 @@ static enum droce_parse_result parse_ipv6(struct droce_pkt *p, size_t *end)
 	n->ecn = tc & 3u;
 	n->flow_label = vtf & 0xFFFFFu;
 	n->ttl = ip[7];
+	n->ip_id = 0;
 	memcpy(n->src_ip, ip + 8, 16);
 	memcpy(n->dst_ip, ip + 24, 16);
 	if (n->rocev1) {
@@ -156,22 +160,44 @@ static void parse_ext(struct droce_pkt *p, const uint8_t *bth)
 		e->ieth_rkey = droce_get_be32(bth + oi->off_ieth);
 }
 
-enum droce_parse_result droce_parse(const uint8_t *frame, size_t len,
-				    struct droce_pkt *p, unsigned flags)
+/*
+ * One body for both entry points, so they run the same checks in the same
+ * order: @p full (a constant at each call, so the compiler makes two copies)
+ * says whether to clear the whole view first and decode the fields the
+ * engine never reads (MAC addresses, source IP). The receive path's variant
+ * leaves those alone and clears only the extension fields, whose unused
+ * members the engine may read as zero.
+ */
+static inline __attribute__((always_inline)) enum droce_parse_result
+parse_core(const uint8_t *frame, size_t len, struct droce_pkt *p, unsigned flags, bool full)
 {
 	struct droce_net_fields *n = &p->h.net;
 	struct droce_bth_fields *b = &p->h.bth;
 	enum droce_parse_result r;
 	size_t off, end = 0;
 
-	memset(p, 0, sizeof(*p));
+	if (full) {
+		memset(p, 0, sizeof(*p));
+	} else {
+		memset(&p->h.ext, 0, sizeof(p->h.ext));
+		p->op = NULL;
+		p->l3_off = p->bth_off = p->payload_off = p->l3_len = p->icrc = 0;
+		p->payload = NULL;
+		p->placed = false;
+		p->h.payload_len = 0;
+		n->has_vlan = n->rocev1 = false;
+		n->vlan_tci = 0;
+		n->sport = n->dport = 0;
+	}
 	p->frame = frame;
 	p->frame_len = len;
 
 	if (len < sizeof(struct droce_eth_hdr))
 		return DROCE_PARSE_TRUNC_ETH;
-	memcpy(n->dst_mac, frame, 6);
-	memcpy(n->src_mac, frame + 6, 6);
+	if (full) {
+		memcpy(n->dst_mac, frame, 6);
+		memcpy(n->src_mac, frame + 6, 6);
+	}
 	uint16_t etype = droce_get_be16(frame + 12);
 	off = 14;
 	if (etype == DROCE_ETHERTYPE_VLAN) {
@@ -187,14 +213,14 @@ enum droce_parse_result droce_parse(const uint8_t *frame, size_t len,
 	enum droce_l3 l3kind;
 	if (etype == DROCE_ETHERTYPE_IPV4) {
 		l3kind = DROCE_L3_IPV4;
-		r = parse_ipv4(p, &end);
+		r = parse_ipv4(p, &end, full);
 	} else if (etype == DROCE_ETHERTYPE_IPV6) {
 		l3kind = DROCE_L3_IPV6;
-		r = parse_ipv6(p, &end);
+		r = parse_ipv6(p, &end, full);
 	} else if (etype == DROCE_ETHERTYPE_ROCEV1) {
 		l3kind = DROCE_L3_GRH;
 		n->rocev1 = true;
-		r = parse_ipv6(p, &end);
+		r = parse_ipv6(p, &end, full);
 	} else {
 		return DROCE_PARSE_NOT_ROCE;
 	}
@@ -261,4 +287,15 @@ enum droce_parse_result droce_parse(const uint8_t *frame, size_t len,
 			return DROCE_PARSE_BAD_ICRC;
 	}
 	return DROCE_PARSE_OK;
+}
+
+enum droce_parse_result droce_parse(const uint8_t *frame, size_t len,
+				    struct droce_pkt *pkt, unsigned flags)
+{
+	return parse_core(frame, len, pkt, flags, true);
+}
+
+enum droce_parse_result droce_parse_rx(const uint8_t *frame, size_t len, struct droce_pkt *pkt)
+{
+	return parse_core(frame, len, pkt, DROCE_PARSE_F_NO_ICRC, false);
 }

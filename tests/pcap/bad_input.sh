@@ -35,4 +35,24 @@ expect2 missing-scenario "nonexistent.scn" "$replay" "$work/nonexistent.scn"
 expect2 derive-no-traffic "no RoCE traffic for 10.9.9.9" "$replay" --derive "$pcapdir/resp-send.pcap" --side 10.9.9.9
 expect2 derive-bad-side "not an IPv4 or IPv6 address" "$replay" --derive "$pcapdir/resp-send.pcap" --side banana
 expect2 usage "usage:" "$replay" --frobnicate
+expect2 derive-bad-impair "--impair drop=2:" "$replay" --derive "$pcapdir/resp-send.pcap" --side 10.0.0.1 --impair drop=2
+expect2 derive-impair-missing "usage:" "$replay" --derive "$pcapdir/resp-send.pcap" --side 10.0.0.1 --impair
+
+# expect2o NAME PATTERN CMD...: as expect2, the reason on stdout (the runner's report).
+expect2o() {
+  local name=$1 pat=$2; shift 2
+  "$@" >"$work/$name.out" 2>&1
+  local rc=$?
+  if [ $rc -ne 2 ] || ! grep -q -- "$pat" "$work/$name.out"; then
+    echo "FAIL $name: exit $rc (want 2), or no '$pat':"; cat "$work/$name.out"; fail=1
+  else
+    echo "ok   $name: $(grep -- "$pat" "$work/$name.out" | head -1)"
+  fi
+}
+abs=$(cd "$pcapdir" && pwd)
+sed "s|^capture resp-send.pcap|capture $abs/resp-send.pcap|" "$pcapdir/resp-send.scn" >"$work/good.scn"
+{ cat "$work/good.scn"; echo "impair drop=2"; } >"$work/badimpair.scn"
+expect2o replay-bad-impair "impair drop=2:" "$replay" "$work/badimpair.scn"
+{ cat "$work/good.scn"; echo "deliver 2 at=1us"; } >"$work/baddeliver.scn"
+expect2o replay-deliver-own-frame "deliver: frame 2 is no frame of the peer's" "$replay" "$work/baddeliver.scn"
 exit $fail

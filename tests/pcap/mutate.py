@@ -106,8 +106,12 @@ def mutations(d):
             x[end - 4 - pad - 1] ^= 0x01
         muts.append(('payload', m_pay))
     if ext and op not in AETH_OPS and op != 0x81:
+        # last byte of RETH/AtomicETH/ImmDt/IETH; of a FETCH_ADD the last
+        # byte of the add value: its compare field means nothing (9.4.5)
+        last = bth + 12 + (20 if op == 0x14 else ext) - 1
+
         def m_ext(x):
-            x[bth + 12 + ext - 1] ^= 0x01   # last byte of RETH/AtomicETH/ImmDt/IETH
+            x[last] ^= 0x01
         muts.append(('ext-hdr', m_ext))
     return muts
 

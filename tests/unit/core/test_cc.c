@@ -16,16 +16,17 @@ static void test_registry(void **state)
 	assert_ptr_equal(droce_cc_find("fixed"), &droce_cc_fixed);
 	assert_ptr_equal(droce_cc_find("aimd"), &droce_cc_aimd);
 	assert_ptr_equal(droce_cc_find("dcqcn"), &droce_cc_dcqcn);
+	assert_ptr_equal(droce_cc_find("swift"), &droce_cc_swift);
 	assert_null(droce_cc_find("reno"));
 	unsigned n = 0;
 	for (unsigned i = 0; droce_cc_registry[i]; i++, n++)
 		assert_non_null(droce_cc_registry[i]->can_send);
-	assert_int_equal(n, 3);
+	assert_int_equal(n, 4);
 }
 
 static void test_fixed_window(void **state)
 {
-	struct droce_cc_state s;
+	struct droce_cc_state s = {0}; /* line_bpns (0: 100 Gbit/s) is read by init */
 	droce_cc_fixed.init(&s, 4, 10000, 0);
 	assert_true(droce_cc_fixed.can_send(&s, 3, 0, 100, 0));
 	assert_false(droce_cc_fixed.can_send(&s, 4, 0, 100, 0));
@@ -40,7 +41,7 @@ static void test_fixed_window(void **state)
 
 static void test_aimd(void **state)
 {
-	struct droce_cc_state s;
+	struct droce_cc_state s = {0}; /* line_bpns (0: 100 Gbit/s) is read by init */
 	droce_cc_aimd.init(&s, 64, 1 << 20, 0);
 	droce_cc_aimd.on_loss(&s, false, 1000);
 	assert_int_equal(s.wnd_pkts, 32);
@@ -66,7 +67,7 @@ static void test_aimd(void **state)
 
 static void test_dcqcn_rate(void **state)
 {
-	struct droce_cc_state s;
+	struct droce_cc_state s = {0}; /* line_bpns (0: 100 Gbit/s) is read by init */
 	const struct droce_cc_algo *a = &droce_cc_dcqcn;
 	a->init(&s, 512, 1 << 21, 0);
 	/* At line rate: unpaced. */

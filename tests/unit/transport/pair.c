@@ -49,6 +49,7 @@ static void tap(void *arg, enum droce_memlink_dir dir, const uint8_t *frame, uin
 	r->ackreq = pkt.h.bth.ack_req;
 	r->se = pkt.h.bth.se;
 	r->becn = pkt.h.bth.becn;
+	r->migreq = pkt.h.bth.migreq;
 	r->psn = pkt.h.bth.psn;
 	r->dqpn = pkt.h.bth.dqpn;
 	r->payload_len = pkt.h.payload_len;

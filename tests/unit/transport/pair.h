@@ -41,7 +41,7 @@ struct pkt_rec {
 	uint8_t dscp, ecn, ttl;
 	uint16_t sport, dport;
 	uint8_t opcode;
-	bool ackreq, se, becn;
+	bool ackreq, se, becn, migreq;
 	uint32_t psn, dqpn;
 	uint32_t payload_len;
 	uint8_t syndrome;              /**< AETH */

@@ -127,9 +127,10 @@ static void test_retry_exhausted_then_flush(void **state)
 
 /* ---------------------------------------------------- remote access -- */
 
-/* Post @p op against B with @p rkey / @p raddr / @p len; expect NAK remote access and nothing written. */
-static void access_violation(struct fx *f, enum droce_wr_opcode op, uint32_t rkey, uint64_t raddr,
-			     uint32_t len)
+/* Post @p op against B with @p rkey / @p raddr / @p len; expect one NAK
+ * @p code for it, completion @p want, and nothing written. */
+static void refused(struct fx *f, enum droce_wr_opcode op, uint32_t rkey, uint64_t raddr,
+		    uint32_t len, unsigned code, enum droce_wc_status want)
 {
 	struct pair *p = &f->p;
 	struct droce_wc wc[2];
@@ -143,17 +144,17 @@ static void access_violation(struct fx *f, enum droce_wr_opcode op, uint32_t rke
 					   op == DROCE_WR_RDMA_READ ? 8192 : 0, len, raddr, rkey,
 					   DROCE_SEND_SIGNALED, 0), 0);
 	assert_int_equal(pair_wait(p, f->c.scq[SIDE_A], 1, wc, 10ull * 1000 * 1000 * 1000), 1);
-	if (wc[0].status != DROCE_WC_REM_ACCESS_ERR) {
+	if (wc[0].status != want) {
 		rec_dump(p, 0);
-		fail_msg("status %s, want REM_ACCESS_ERR", droce_wc_status_str(wc[0].status));
+		fail_msg("status %s, want %s", droce_wc_status_str(wc[0].status), droce_wc_status_str(want));
 	}
 	assert_true(wc[0].wr_id == 1);
 	pair_run(p, 1000000000ull);
-	/* exactly one NAK remote access error, for the request's first PSN */
-	assert_int_equal(rec_naks(p, 0, B_TO_A, DROCE_NAK_REMOTE_ACCESS), 1);
+	/* exactly one NAK, for the request's first PSN */
+	assert_int_equal(rec_naks(p, 0, B_TO_A, code), 1);
 	int nak = -1;
 	for (unsigned i = 0; i < p->nrec; i++)
-		if (p->rec[i].dir == B_TO_A && syn_is_nak(p->rec[i].syndrome, DROCE_NAK_REMOTE_ACCESS))
+		if (p->rec[i].dir == B_TO_A && syn_is_nak(p->rec[i].syndrome, code))
 			nak = (int)i;
 	assert_int_equal(p->rec[nak].psn, f->P);
 	/* no READ response, no atomic ACK */
@@ -164,8 +165,14 @@ static void access_violation(struct fx *f, enum droce_wr_opcode op, uint32_t rke
 	expect_untouched(f->b, BUF, 0xBB);
 	expect_untouched(f->a + 8192, 4096, 0xAA);
 	assert_int_equal(qp_state(f->c.qp[SIDE_A]), DROCE_QPS_ERR);
-	assert_int_equal(qp_stats(f->c.qp[SIDE_A]).nak_rcvd[DROCE_NAK_REMOTE_ACCESS], 1);
-	assert_int_equal(qp_stats(f->c.qp[SIDE_B]).nak_sent[DROCE_NAK_REMOTE_ACCESS], 1);
+	assert_int_equal(qp_stats(f->c.qp[SIDE_A]).nak_rcvd[code], 1);
+	assert_int_equal(qp_stats(f->c.qp[SIDE_B]).nak_sent[code], 1);
+}
+
+static void access_violation(struct fx *f, enum droce_wr_opcode op, uint32_t rkey, uint64_t raddr,
+			     uint32_t len)
+{
+	refused(f, op, rkey, raddr, len, DROCE_NAK_REMOTE_ACCESS, DROCE_WC_REM_ACCESS_ERR);
 }
 
 static void test_bad_rkey_write(void **s)
@@ -244,7 +251,9 @@ static void test_mr_missing_atomic(void **s)
 	assert_int_equal(droce_dereg_mr(m), 0);
 }
 
-/* The QP's own access flags (qp_access_flags) also gate remote operations. */
+/* The QP's own access flags (qp_access_flags) also gate remote operations:
+ * an operation the QP does not enable is an invalid request (rxe, qib/hfi1,
+ * issue 8 item 6), not a remote access error. */
 static void test_qp_missing_access(void **state)
 {
 	struct fx *f = *state;
@@ -262,7 +271,8 @@ static void test_qp_missing_access(void **state)
 	memset(&at, 0, sizeof(at));
 	assert_int_equal(droce_query_qp(f->c.qp[SIDE_B], &at, 0), 0);
 	assert_int_equal(at.qp_access_flags, DROCE_ACCESS_REMOTE_READ);
-	access_violation(f, DROCE_WR_RDMA_WRITE, f->bmr->rkey, f->rb, 100);
+	refused(f, DROCE_WR_RDMA_WRITE, f->bmr->rkey, f->rb, 100, DROCE_NAK_INVALID_REQ,
+		DROCE_WC_REM_INV_REQ_ERR);
 }
 
 /* A stale rkey after deregistration (issue 3 item 1). */

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The libibverbs drop-in (docs/verbs.md): rdma-core's verbs API, with the
+ * struct layouts of the system's <infiniband/verbs.h>, as a thin layer over
+ * droce's public API (include/droce/) and one DPDK port (stack/net).
+ *
+ * Objects: every ibv_* object handed to the application is the first member
+ * of a dv_* wrapper, so the inline functions of verbs.h (which read
+ * qp->context->ops.post_send and the like) see exactly the layout they were
+ * compiled against, and we get our state back with a cast.
+ *
+ * Threads: a droce context is driven by one thread at a time (GUIDE
+ * principle 1). Here two threads may want it: the application inside a verbs
+ * call, and the progress thread that keeps the port and the responder going
+ * while the application is not calling (perftest's servers wait in a TCP
+ * read during a WRITE test; ib_write_lat spins on memory). They take turns
+ * through dv_lock(): the application announces itself (want) and the
+ * progress thread steps aside between two polls, so a verbs call waits at
+ * most one poll iteration.
+ *
+ * Globals: ibv_get_device_list() has no handle to hang state on, so the one
+ * device (droce0), its configuration and the EAL/port state live in one
+ * process-wide struct dv_device. Everything else hangs off the context.
+ */
+#ifndef DROCE_VERBS_DV_H
+#define DROCE_VERBS_DV_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#include <droce/comm.h>
+#include <droce/droce.h>
+
+struct droce_port;
+
+/* Device limits, as droce's engine checks them (stack/core/qp.c, cq.c). */
+#define DV_MAX_QP_WR 65536u
+#define DV_MAX_SGE 8u
+#define DV_MAX_INLINE 4096u
+#define DV_MAX_CQE (1u << 24)
+/** Smallest CQ granted (create_cq rounds cqe + 1 up to a power of two). */
+#define DV_MIN_CQE 64u
+#define DV_MAX_RD_ATOMIC 16u
+#define DV_MAX_QP 1024u
+#define DV_MAX_MR 4096u
+#define DV_MAX_MSG (1u << 31)
+/** How long modify_qp(RTR) waits for the peer's ARP answer. */
+#define DV_ARP_TIMEOUT_NS 5000000000ull
+
+/** The configuration read from the environment (env.c). */
+struct dv_config {
+	char port_kind[8];      /**< "memif", "iface" or "vdev" */
+	char port_arg[512];     /**< what follows the colon */
+	uint8_t ip[4];          /**< DROCE_IP */
+	int lcore;              /**< DROCE_LCORE, -1 = not pinned */
+	int comm_core;          /**< DROCE_COMM_CORE, -1 = inline progress */
+	char eal[1024];         /**< DROCE_EAL, split on blanks */
+};
+
+/**
+ * Parse the environment through @p get (getenv in the library, a table in
+ * tests). @return 0, or -EINVAL with a one-line reason in @p err.
+ */
+int dv_config_parse(struct dv_config *c, const char *(*get)(const char *name),
+		    char *err, unsigned errlen);
+
+/** The IPv4-mapped GID (::ffff:a.b.c.d) of @p ip, and back. */
+void dv_gid_from_ip(const uint8_t ip[4], union ibv_gid *gid);
+/** @return 0 with @p ip filled, -EINVAL when @p gid is not IPv4-mapped. */
+int dv_ip_from_gid(const union ibv_gid *gid, uint8_t ip[4]);
+
+struct dv_context;
+
+/* DROCE_COMM_CORE mode (comm.c): channels (one per CQ), ring depth, and the
+ * largest inline payload and SGE count a WR may carry through a ring. */
+#define DV_COMM_CHANNELS 64u
+#define DV_COMM_DEPTH 1024u
+#define DV_COMM_MAX_INLINE 256u
+
+/** One comm-core channel as the verbs use it. */
+struct dv_chan {
+	struct droce_chan *ch;
+	atomic_int plock;           /**< producer side (posts) */
+	atomic_int clock;           /**< consumer side (polls, event scans) */
+	uint32_t produced;          /**< commands pushed: picks the bounce slot */
+	uint8_t *bounce;            /**< DV_COMM_DEPTH inline slots */
+};
+
+/** The one device of the process. */
+struct dv_device {
+	struct ibv_device ibdev;  /* first: ibv_device pointers are ours */
+	struct dv_config cfg;
+	bool configured;          /**< the environment parsed */
+	bool stats;               /**< DROCE_VERBS_STATS: print QP counters at destroy */
+	bool eal_up;              /**< EAL started (once per process) */
+	struct droce_port *port;  /**< opened with the first context, kept until exit */
+	uint8_t mac[6];
+	uint32_t roce_mtu;        /**< largest path MTU the port carries, bytes */
+	struct dv_context *open;  /**< the open context, if any */
+	pthread_mutex_t mu;       /**< guards the fields above (open/close) */
+};
+
+extern struct dv_device dv_dev;
+
+struct dv_cq;
+
+/** An open device context. */
+struct dv_context {
+	struct verbs_context vctx;  /* first; its last member is the ibv_context */
+	struct dv_device *dev;
+	struct droce_ctx *dctx;
+	struct droce_port *port;
+	/* The turn-taking of the file comment. */
+	atomic_int lock;
+	atomic_int want;
+	atomic_bool stop;
+	atomic_uint_fast64_t app_tsc; /**< when the application last took the lock */
+	atomic_uint n_qps;          /**< the progress thread idles while 0 */
+	bool comm_core;             /**< progress thread only; verbs calls do not poll */
+	bool have_thread;
+	pthread_t thread;
+	uint64_t tsc0;
+	double ns_per_tsc;
+	struct dv_cq *cqs;          /**< every CQ (events scan the armed ones) */
+	struct droce_comm *comm;    /**< DROCE_COMM_CORE mode, else NULL */
+	struct dv_chan chan[DV_COMM_CHANNELS];
+	unsigned n_chan;
+	unsigned n_armed;           /**< CQs armed by req_notify_cq (lock held) */
+	int async_fd;               /**< an eventfd that never fires: no async events */
+};
+
+static inline struct dv_context *dv_ctx(struct ibv_context *c)
+{
+	return (struct dv_context *)((char *)c - offsetof(struct dv_context, vctx.context));
+}
+
+/* engine.c */
+uint64_t dv_now(const struct dv_context *c);
+void dv_lock(struct dv_context *c);
+void dv_unlock(struct dv_context *c);
+/** One poll iteration from a verbs call (nothing in comm-core mode). Lock held. */
+unsigned dv_poll_inline(struct dv_context *c);
+/** Start EAL and the port (first open). @return 0 or a positive errno. */
+int dv_engine_start(struct dv_device *d);
+/** Create the droce context and the progress thread. @return 0 or a positive errno. */
+int dv_engine_open(struct dv_context *c);
+/** Stop the progress thread and destroy the droce context. */
+void dv_engine_close(struct dv_context *c);
+/** Resolve @p ip to a MAC on the port, polling meanwhile. Lock held. @return 0 or positive errno. */
+int dv_resolve(struct dv_context *c, const uint8_t ip[4], uint8_t mac[6]);
+
+/** A protection domain: droce has none (one per context); kept for the API. */
+struct dv_pd {
+	struct ibv_pd ibpd;
+};
+
+struct dv_mr {
+	struct ibv_mr ibmr;
+	struct droce_mr *dmr;
+};
+
+/** A completion channel: an eventfd that get_cq_event() and the armed CQs share. */
+struct dv_channel {
+	struct ibv_comp_channel ch;
+	unsigned n_cqs;
+};
+
+struct dv_cq {
+	struct ibv_cq ibcq;
+	struct dv_context *c;
+	struct droce_cq *dcq;
+	struct dv_channel *chan;
+	struct dv_cq *next;         /**< in the context's list */
+	struct dv_chan *cc;         /**< its comm-core channel (comm mode) */
+	unsigned users;             /**< QPs using it (lock held) */
+	/* Completions taken out of the droce CQ while looking for an event,
+	 * handed out first by poll_cq. */
+	struct ibv_wc *stash;
+	unsigned stash_cap, stash_head, stash_n;
+	bool armed;
+	uint64_t stash_in;          /**< completions ever moved into the stash */
+	uint64_t arm_mark;          /**< stash_in when armed: more means an event */
+	uint32_t events;            /**< events raised */
+	uint32_t delivered;         /**< ... and handed out by get_cq_event() */
+	int overflowed;
+};
+
+struct dv_qp {
+	struct ibv_qp ibqp;
+	struct dv_context *c;
+	struct droce_qp *dqp;
+	struct ibv_qp_cap cap;
+	int sq_sig_all;
+};
+
+/* cq.c */
+/** Convert droce completions to ibv_wc (the explicit tables). */
+void dv_wc_convert(const struct droce_wc *in, struct ibv_wc *out);
+/** Move completions of armed CQs into their stash; raise their channel. Lock held. */
+unsigned dv_scan_armed(struct dv_context *c);
+/** The same for one CQ. @return completions moved. */
+unsigned dv_armed_check(struct dv_cq *cq);
+
+/* comm.c */
+int dv_comm_open(struct dv_context *c);
+void dv_comm_close(struct dv_context *c);
+/** Give @p cq a channel. dv_lock held. @return 0 or a positive errno. */
+int dv_comm_bind(struct dv_cq *cq);
+/** Move @p cq's ring into its stash. @return how many moved. */
+unsigned dv_comm_pull(struct dv_cq *cq);
+int dv_comm_poll_cq(struct dv_cq *cq, int n, struct ibv_wc *wc);
+int dv_comm_post_send(struct dv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int dv_comm_post_recv(struct dv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+/* qp.c: an ibv_send_wr as droce's (opcode and flags checked). @return 0 or EINVAL. */
+int dv_send_to_droce(const struct ibv_send_wr *w, struct droce_send_wr *d);
+
+/* The context ops (cq.c, qp.c). */
+int dv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int dv_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int dv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int dv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int dv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+
+/* device.c */
+int dv_query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *a, size_t len);
+int dv_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *in,
+		       struct ibv_device_attr_ex *a, size_t len);
+
+#define DV_EXPORT __attribute__((visibility("default")))
+
+#endif

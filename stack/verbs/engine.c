@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The engine under the verbs: EAL and the DPDK port (once per process), the
+ * droce context (one per open device), the turn-taking lock and the progress
+ * thread of dv.h, and ARP resolution for modify_qp(RTR).
+ */
+#include "verbs/dv.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_pause.h>
+
+#include "net/eal.h"
+#include "net/port.h"
+
+/* The progress thread's nap after an idle poll, and after IDLE_LONG idle
+ * polls in a row (a quiet link, ~1 s), a longer one. */
+#define IDLE_NAP_NS 10000
+#define IDLE_LONG 100000u
+#define IDLE_LONG_NS 200000
+/* Busy polls in a row before a nap all the same: a stream never keeps
+ * the CPU from the application for long. */
+#define BUSY_STREAK 64u
+/* DROCE_COMM_CORE: idle polls before the comm core naps too. */
+#define COMM_IDLE_SPIN 1000u
+/* Spins on a held lock before yielding the CPU instead. */
+#define LOCK_SPINS 2000u
+/* The progress thread leaves the context to an application that entered a
+ * verbs call this recently: one in a poll_cq loop drives the engine itself,
+ * and two pollers per process would only fight over the lock and the CPUs.
+ * Short, so a program spinning on memory between two calls (ib_write_lat)
+ * gets the progress thread back almost at once. */
+#define APP_ACTIVE_NS 5000u
+/* Shutdown: how long queued frames may take to leave, and how long we stay
+ * silent before the port can go away (docs/usage.md: a memif peer still
+ * polling when we disconnect can crash in DPDK 22.11). */
+#define CLOSE_FLUSH_NS 100000000ull
+#define CLOSE_LINGER_US 100000u
+
+uint64_t dv_now(const struct dv_context *c)
+{
+	return (uint64_t)((double)(rte_get_tsc_cycles() - c->tsc0) * c->ns_per_tsc);
+}
+
+void dv_lock(struct dv_context *c)
+{
+	atomic_fetch_add_explicit(&c->want, 1, memory_order_relaxed);
+	unsigned spins = 0;
+	while (atomic_exchange_explicit(&c->lock, 1, memory_order_acquire))
+		while (atomic_load_explicit(&c->lock, memory_order_relaxed)) {
+			/* The holder may have been preempted on our CPU (more
+			 * pollers than cores): let it run rather than spin out a
+			 * whole time slice. */
+			if (++spins < LOCK_SPINS)
+				rte_pause();
+			else
+				sched_yield();
+		}
+	atomic_fetch_sub_explicit(&c->want, 1, memory_order_relaxed);
+	atomic_store_explicit(&c->app_tsc, rte_get_tsc_cycles(), memory_order_relaxed);
+}
+
+void dv_unlock(struct dv_context *c)
+{
+	atomic_store_explicit(&c->lock, 0, memory_order_release);
+}
+
+unsigned dv_poll_inline(struct dv_context *c)
+{
+	if (c->comm_core)
+		return 0;
+	return droce_ctx_poll(c->dctx, dv_now(c));
+}
+
+static void sleep_ns(long ns)
+{
+	struct timespec ts = {.tv_sec = ns / 1000000000L, .tv_nsec = ns % 1000000000L};
+	nanosleep(&ts, NULL);
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+		fprintf(stderr, "droce: cannot pin the progress thread to CPU %d\n", cpu);
+}
+
+/*
+ * Ask for a short scheduler slice (EEVDF, Linux 6.12+: sched_runtime of a
+ * SCHED_OTHER thread is its slice). A waking thread with a shorter slice
+ * may preempt the running one at once (PREEMPT_SHORT), so the progress
+ * thread's nap ends on time even when the application spins on memory on
+ * the same CPU. Older kernels ignore it.
+ */
+struct dv_sched_attr {
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime, deadline, period;
+};
+
+static void short_slice(void)
+{
+	struct dv_sched_attr a = {.size = sizeof(a), .policy = SCHED_OTHER, .runtime = 100000};
+	(void)syscall(SYS_sched_setattr, 0, &a, 0);
+}
+
+static void *progress_main(void *arg)
+{
+	struct dv_context *c = arg;
+	int cpu = c->dev->cfg.comm_core >= 0 ? c->dev->cfg.comm_core : c->dev->cfg.lcore;
+	if (cpu >= 0)
+		pin(cpu);
+	/* Sleeps of a few microseconds must be that, not the default 50 us slack. */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	short_slice();
+	/* An lcore id gives this thread its own mempool caches. */
+	rte_thread_register();
+	unsigned idle = 0, busy = 0;
+	uint64_t active_tsc = (uint64_t)((double)APP_ACTIVE_NS / c->ns_per_tsc);
+	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
+		if (!atomic_load_explicit(&c->n_qps, memory_order_relaxed)) {
+			sleep_ns(1000000);
+			continue;
+		}
+		if (!c->comm_core &&
+		    rte_get_tsc_cycles() - atomic_load_explicit(&c->app_tsc, memory_order_relaxed) <
+			    active_tsc) {
+			sleep_ns(APP_ACTIVE_NS);
+			continue;
+		}
+		if (atomic_load_explicit(&c->want, memory_order_relaxed) ||
+		    atomic_exchange_explicit(&c->lock, 1, memory_order_acquire)) {
+			/* The application has it or wants it: get out of its way
+			 * (it may be waiting for this very CPU). */
+			sleep_ns(IDLE_NAP_NS);
+			continue;
+		}
+		unsigned n = c->comm ? droce_comm_poll(c->comm, dv_now(c))
+				     : droce_ctx_poll(c->dctx, dv_now(c));
+		n += dv_scan_armed(c);
+		dv_unlock(c);
+		if (c->comm_core) {
+			/* A core of its own: spin, but nap once nothing has
+			 * happened for a while, so that a comm core that shares
+			 * its CPU after all does not starve who it shares with. */
+			idle = n ? 0 : idle + 1;
+			if (idle >= COMM_IDLE_SPIN)
+				sleep_ns(IDLE_NAP_NS);
+			continue;
+		}
+		if (n) {
+			idle = 0;
+			if (++busy < BUSY_STREAK)
+				continue;
+			busy = 0;
+			sleep_ns(IDLE_NAP_NS);
+			continue;
+		}
+		busy = 0;
+		/* Nothing to do: nap rather than spin. A thread that mostly
+		 * sleeps has used less than its share of the CPU, so when it
+		 * wakes the scheduler lets it in at once (EEVDF lag), even
+		 * while the application spins on memory on the same CPU
+		 * (ib_write_lat); a spinning one has used its share and waits
+		 * for the application's time slice to end (ms). Measured on 2
+		 * cores: 2 us naps, typical 5 ms; 10 us naps, ~20-40 us. */
+		sleep_ns(++idle >= IDLE_LONG ? IDLE_LONG_NS : IDLE_NAP_NS);
+	}
+	rte_thread_unregister();
+	return NULL;
+}
+
+/* Split DROCE_EAL on blanks into @p v (pointers into @p buf). */
+static int split(char *buf, char **v, int max)
+{
+	int n = 0;
+	for (char *s = strtok(buf, " \t"); s; s = strtok(NULL, " \t")) {
+		if (n == max)
+			return -1;
+		v[n++] = s;
+	}
+	return n;
+}
+
+int dv_engine_start(struct dv_device *d)
+{
+	if (!d->eal_up) {
+		char buf[sizeof(d->cfg.eal)], vdev[sizeof(d->cfg.port_arg) + 8];
+		char *v[DROCE_EAL_MAX_ARGS];
+		strcpy(buf, d->cfg.eal);
+		int n = split(buf, v, DROCE_EAL_MAX_ARGS - 4);
+		if (n < 0) {
+			fprintf(stderr, "droce: DROCE_EAL has too many arguments\n");
+			return E2BIG;
+		}
+		bool loglevel = false;
+		for (int i = 0; i < n; i++)
+			loglevel |= !strncmp(v[i], "--log-level", 11);
+		if (!loglevel && !getenv("DROCE_EAL_VERBOSE"))
+			v[n++] = "--log-level=lib.eal:error";
+		struct droce_eal_opts eo = {0};
+		if (!strcmp(d->cfg.port_kind, "memif")) {
+			eo.memif = d->cfg.port_arg;
+		} else if (!strcmp(d->cfg.port_kind, "iface")) {
+			eo.iface = d->cfg.port_arg;
+		} else {
+			snprintf(vdev, sizeof(vdev), "--vdev=%s", d->cfg.port_arg);
+			v[n++] = vdev;
+		}
+		int r = droce_eal_init("droce-verbs", n, v, &eo);
+		if (r) {
+			fprintf(stderr, "droce: EAL start failed: %s\n", strerror(-r));
+			return -r;
+		}
+		d->eal_up = true;
+	}
+	if (d->port)
+		return 0;
+	uint16_t port_id = (uint16_t)rte_eth_find_next(0);
+	if (port_id >= RTE_MAX_ETHPORTS) {
+		fprintf(stderr, "droce: DROCE_PORT gave no DPDK port\n");
+		return ENODEV;
+	}
+	struct droce_port_conf pc;
+	droce_port_conf_init(&pc);
+	pc.port_id = port_id;
+	pc.ip_version = 4;
+	memcpy(pc.ip, d->cfg.ip, 4);
+	d->port = droce_port_open(&pc);
+	if (!d->port) {
+		int e = errno ? errno : ENODEV;
+		fprintf(stderr, "droce: port %u: %s\n", port_id, strerror(e));
+		return e;
+	}
+	struct droce_port_info info;
+	droce_port_get_info(d->port, &info);
+	memcpy(d->mac, info.mac, 6);
+	d->roce_mtu = info.roce_mtu;
+	return 0;
+}
+
+int dv_engine_open(struct dv_context *c)
+{
+	struct dv_device *d = c->dev;
+	c->ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
+	c->tsc0 = rte_get_tsc_cycles();
+	struct droce_ctx_params cp;
+	droce_ctx_params_init(&cp);
+	cp.ip_version = 4;
+	memcpy(cp.ip, d->cfg.ip, 4);
+	memcpy(cp.mac, d->mac, 6);
+	cp.link = droce_port_link(d->port);
+	cp.seed = rte_get_tsc_cycles();
+	cp.max_qps = DV_MAX_QP;
+	cp.max_mrs = DV_MAX_MR;
+	c->dctx = droce_ctx_create(&cp);
+	if (!c->dctx)
+		return errno ? errno : ENOMEM;
+	c->port = d->port;
+	c->comm_core = d->cfg.comm_core >= 0;
+	if (c->comm_core) {
+		int e = dv_comm_open(c);
+		if (e) {
+			droce_ctx_destroy(c->dctx);
+			c->dctx = NULL;
+			return e;
+		}
+	}
+	atomic_init(&c->lock, 0);
+	atomic_init(&c->want, 0);
+	atomic_init(&c->stop, false);
+	atomic_init(&c->n_qps, 0);
+	atomic_init(&c->app_tsc, 0);
+	if (pthread_create(&c->thread, NULL, progress_main, c)) {
+		if (c->comm)
+			dv_comm_close(c);
+		droce_ctx_destroy(c->dctx);
+		c->dctx = NULL;
+		return EAGAIN;
+	}
+	c->have_thread = true;
+	if (d->stats) {
+		if (c->comm)
+			fprintf(stderr, "droce: droce0 open, progress: comm core %d (comm.h rings)\n",
+				d->cfg.comm_core);
+		else
+			fprintf(stderr, "droce: droce0 open, progress: in verbs calls + progress thread\n");
+	}
+	return 0;
+}
+
+/* DROCE_VERBS_STATS: the context's drop reasons and the port's TX refusals. */
+static void print_drops(const struct dv_context *c)
+{
+	struct droce_ctx_stats cs;
+	struct droce_port_stats ps;
+	if (droce_ctx_get_stats(c->dctx, &cs) || droce_port_get_stats(c->port, &ps))
+		return;
+	fprintf(stderr, "droce: context: rx %llu, tx %llu frames, tx busy %llu; port: tx refused %llu",
+		(unsigned long long)cs.rx_frames, (unsigned long long)cs.tx_frames,
+		(unsigned long long)cs.tx_busy, (unsigned long long)ps.tx_nobufs);
+	for (unsigned i = 0; i < DROCE_DROP_REASON_MAX; i++) {
+		const char *name = droce_drop_reason_name(i);
+		if (!name)
+			break;
+		if (cs.drop[i])
+			fprintf(stderr, ", drop %s %llu", name, (unsigned long long)cs.drop[i]);
+	}
+	fprintf(stderr, "\n");
+}
+
+void dv_engine_close(struct dv_context *c)
+{
+	if (c->have_thread) {
+		atomic_store(&c->stop, true);
+		pthread_join(c->thread, NULL);
+		c->have_thread = false;
+	}
+	if (!c->dctx)
+		return;
+	uint64_t end = dv_now(c) + CLOSE_FLUSH_NS;
+	while (droce_port_tx_pending(c->port) && dv_now(c) < end)
+		droce_ctx_poll(c->dctx, dv_now(c));
+	if (c->comm)
+		dv_comm_close(c);
+	if (c->dev->stats)
+		print_drops(c);
+	droce_ctx_destroy(c->dctx);
+	c->dctx = NULL;
+	rte_delay_us_sleep(CLOSE_LINGER_US);
+}
+
+int dv_resolve(struct dv_context *c, const uint8_t ip[4], uint8_t mac[6])
+{
+	uint64_t end = dv_now(c) + DV_ARP_TIMEOUT_NS;
+	for (;;) {
+		int r = droce_port_resolve(c->port, ip, mac, dv_now(c));
+		if (r == 0)
+			return 0;
+		if (r != -EAGAIN)
+			return -r;
+		if (dv_now(c) > end)
+			return ETIMEDOUT;
+		droce_ctx_poll(c->dctx, dv_now(c));
+	}
+}

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The device's configuration comes from the environment (docs/verbs.md),
+ * because an unmodified verbs program has no other way to tell us which
+ * port and address to use. Parsing is pure (no EAL) so the unit suite tests
+ * it; every failure is one line for the user, never a crash.
+ */
+#include "verbs/dv.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PORT_HELP "memif:server,socket=PATH | memif:client,socket=PATH | iface:NAME | vdev:ARGS"
+
+static int bad(char *err, unsigned errlen, const char *fmt, const char *what)
+{
+	snprintf(err, errlen, fmt, what);
+	return -EINVAL;
+}
+
+static int parse_core(const char *s, int *out)
+{
+	char *end;
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || *end || v < 0 || v > 1023)
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
+}
+
+int dv_config_parse(struct dv_config *c, const char *(*get)(const char *name),
+		    char *err, unsigned errlen)
+{
+	memset(c, 0, sizeof(*c));
+	c->lcore = -1;
+	c->comm_core = -1;
+
+	const char *port = get("DROCE_PORT");
+	if (!port || !*port)
+		return bad(err, errlen, "DROCE_PORT is not set (%s)", PORT_HELP);
+	const char *colon = strchr(port, ':');
+	size_t kind = colon ? (size_t)(colon - port) : 0;
+	if (!colon || !colon[1] || kind >= sizeof(c->port_kind) ||
+	    strlen(colon + 1) >= sizeof(c->port_arg))
+		return bad(err, errlen, "DROCE_PORT: want " PORT_HELP ", got '%s'", port);
+	memcpy(c->port_kind, port, kind);
+	strcpy(c->port_arg, colon + 1);
+	if (!strcmp(c->port_kind, "memif")) {
+		/* The role is checked here; eal_args.c checks the rest of the spec. */
+		if (strncmp(c->port_arg, "server", 6) && strncmp(c->port_arg, "client", 6))
+			return bad(err, errlen, "DROCE_PORT: memif role must be server or client, got '%s'",
+				   port);
+		char r = c->port_arg[6];
+		if (r != '\0' && r != ',')
+			return bad(err, errlen, "DROCE_PORT: memif role must be server or client, got '%s'",
+				   port);
+	} else if (strcmp(c->port_kind, "iface") && strcmp(c->port_kind, "vdev")) {
+		return bad(err, errlen, "DROCE_PORT: want " PORT_HELP ", got '%s'", port);
+	}
+
+	const char *ip = get("DROCE_IP");
+	if (!ip || !*ip)
+		return bad(err, errlen, "%s", "DROCE_IP is not set (this endpoint's IPv4 address)");
+	struct in_addr a;
+	if (inet_pton(AF_INET, ip, &a) != 1)
+		return bad(err, errlen, "DROCE_IP: '%s' is not an IPv4 address", ip);
+	memcpy(c->ip, &a, 4);
+	if (c->ip[0] == 0 || c->ip[0] >= 224)
+		return bad(err, errlen, "DROCE_IP: '%s' is not a unicast address", ip);
+
+	if (parse_core(get("DROCE_LCORE"), &c->lcore))
+		return bad(err, errlen, "DROCE_LCORE: '%s' is not a CPU number", get("DROCE_LCORE"));
+	if (parse_core(get("DROCE_COMM_CORE"), &c->comm_core))
+		return bad(err, errlen, "DROCE_COMM_CORE: '%s' is not a CPU number",
+			   get("DROCE_COMM_CORE"));
+	const char *eal = get("DROCE_EAL");
+	if (eal) {
+		if (strlen(eal) >= sizeof(c->eal))
+			return bad(err, errlen, "%s", "DROCE_EAL is too long");
+		strcpy(c->eal, eal);
+	}
+	return 0;
+}
+
+void dv_gid_from_ip(const uint8_t ip[4], union ibv_gid *gid)
+{
+	memset(gid, 0, sizeof(*gid));
+	gid->raw[10] = 0xff;
+	gid->raw[11] = 0xff;
+	memcpy(&gid->raw[12], ip, 4);
+}
+
+int dv_ip_from_gid(const union ibv_gid *gid, uint8_t ip[4])
+{
+	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	if (memcmp(gid->raw, prefix, sizeof(prefix)))
+		return -EINVAL;
+	memcpy(ip, &gid->raw[12], 4);
+	return 0;
+}

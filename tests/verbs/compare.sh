@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# A measurement, not a test (issue 9 item 6; docs/benchmarks.md quotes it):
+# perftest over droce's libibverbs beside droce-perf, same size, same
+# iterations, same memif pair, alternated ROUNDS times so both see the same
+# machine load. Prints each run and the median of each, and the ratios.
+#   tests/verbs/compare.sh BUILD_DIR [ROUNDS] [ITERS_BW] [ITERS_LAT]
+set -u
+build=${1:?build dir}; rounds=${2:-3}; nbw=${3:-2000}; nlat=${4:-2000}
+here=$(cd "$(dirname "$0")" && pwd)
+run="$here/../../scripts/droce-run --lib $build/stack/verbs/lib"
+perf=$build/apps/droce-perf/droce-perf
+work=$(mktemp -d /tmp/droce-cmp-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+tcp=$((20000 + $$ % 20000))
+
+wait_sock() {
+  for _ in $(seq 200); do grep -q "@$1\$" /proc/net/unix && break; sleep 0.05; done; sleep 0.3
+}
+# pair SERVER_CMD... :: CLIENT_CMD... : client output on stdout
+pair() {
+  local s=() c=() seen=0
+  for a in "$@"; do
+    if [ "$a" = "::" ]; then seen=1; continue; fi
+    if [ $seen = 0 ]; then s+=("$a"); else c+=("$a"); fi
+  done
+  timeout 120 "${s[@]}" >"$work/s.out" 2>&1 &
+  local sp=$!
+  wait_sock "$sock"
+  timeout 120 "${c[@]}" >"$work/c.out" 2>&1
+  wait $sp
+  tcp=$((tcp + 1))
+  cat "$work/c.out"
+}
+median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+
+for r in $(seq "$rounds"); do
+  sock=$work/m$r-a.sock
+  pair $perf -- write_bw --memif server,socket=$sock -s 65536 -n $nbw -p $tcp :: \
+       $perf -- write_bw --memif client,socket=$sock -s 65536 -n $nbw -p $tcp 127.0.0.1 |
+    awk '$1==65536 {print $4}' | tee -a "$work/perf_bw"
+  sock=$work/m$r-b.sock
+  pair $run --port memif:server,socket=$sock --ip 198.18.0.1 ib_write_bw -d droce0 -x 0 -s 65536 -n $nbw -p $tcp :: \
+       $run --port memif:client,socket=$sock --ip 198.18.0.2 ib_write_bw -d droce0 -x 0 -s 65536 -n $nbw -p $tcp 127.0.0.1 |
+    awk '$1==65536 {print $4}' | tee -a "$work/ib_bw"
+  sock=$work/m$r-c.sock
+  pair $perf -- write_lat --memif server,socket=$sock -s 8 -n $nlat -p $tcp :: \
+       $perf -- write_lat --memif client,socket=$sock -s 8 -n $nlat -p $tcp 127.0.0.1 |
+    awk '$1==8 {print $5, $6}' | tee -a "$work/perf_lat"
+  sock=$work/m$r-d.sock
+  pair $run --port memif:server,socket=$sock --ip 198.18.0.1 ib_write_lat -d droce0 -x 0 -s 8 -n $nlat -p $tcp :: \
+       $run --port memif:client,socket=$sock --ip 198.18.0.2 ib_write_lat -d droce0 -x 0 -s 8 -n $nlat -p $tcp 127.0.0.1 |
+    awk '$1==8 {print $5, $6}' | tee -a "$work/ib_lat"
+done
+pb=$(median <"$work/perf_bw"); ib=$(median <"$work/ib_bw")
+pt=$(awk '{print $1}' "$work/perf_lat" | median); it=$(awk '{print $1}' "$work/ib_lat" | median)
+pa=$(awk '{print $2}' "$work/perf_lat" | median); ia=$(awk '{print $2}' "$work/ib_lat" | median)
+echo "write_bw 64 KB, BW average MB/s (median of $rounds): droce-perf $pb, ib_write_bw $ib, ratio $(awk "BEGIN {printf \"%.2f\", $ib / $pb}")"
+echo "write_lat 8 B, t_typical us (median of $rounds): droce-perf $pt, ib_write_lat $it, ratio $(awk "BEGIN {printf \"%.2f\", $it / $pt}")"
+echo "write_lat 8 B, t_avg us (median of $rounds): droce-perf $pa, ib_write_lat $ia, ratio $(awk "BEGIN {printf \"%.2f\", $ia / $pa}")"

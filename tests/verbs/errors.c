@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Error paths of the libibverbs drop-in, end to end, written against the
+ * system's <infiniband/verbs.h> and run over droce's libibverbs.so.1: two
+ * processes (this one forks) over memif, the QP numbers exchanged on a
+ * socketpair as a verbs program would on TCP.
+ *
+ * The client checks that protocol errors arrive as the IBV_WC_* statuses
+ * rdma-core programs test for (IBTA 9.7.5.2: remote access NAK -> REM_ACCESS_ERR;
+ * RNR NAKs past rnr_retry -> RNR_RETRY_EXC_ERR; no answer past retry_cnt ->
+ * RETRY_EXC_ERR; 10.3.1: WRs of a QP in ERR complete with WR_FLUSH_ERR), and
+ * that bad calls fail with rdma-core's errno, in rdma-core's convention
+ * (NULL + errno, or the errno returned).
+ *
+ *   verbs_errors      (exit 0: every check passed; 1: a check failed)
+ */
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failures;
+static const char *side = "?";
+
+#define CHECK(cond, ...)                                                    \
+	do {                                                                \
+		if (cond) {                                                 \
+			printf("ok   %s: ", side);                          \
+		} else {                                                    \
+			printf("FAIL %s (%s:%d): ", side, __FILE__, __LINE__); \
+			failures++;                                         \
+		}                                                           \
+		printf(__VA_ARGS__);                                        \
+		printf("\n");                                               \
+		fflush(stdout);                                             \
+	} while (0)
+
+/* What one side tells the other. */
+struct info {
+	uint32_t qpn[3];
+	uint32_t psn;
+	uint32_t rkey;
+	uint64_t addr;
+	union ibv_gid gid;
+};
+
+struct side {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	char *buf;
+	struct ibv_qp *qp[3];
+};
+
+static void xsend(int fd, const void *p, size_t n)
+{
+	if (write(fd, p, n) != (ssize_t)n) {
+		perror("socketpair write");
+		exit(1);
+	}
+}
+
+static void xrecv(int fd, void *p, size_t n)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = read(fd, (char *)p + got, n - got);
+		if (r <= 0) {
+			fprintf(stderr, "%s: peer went away\n", side);
+			exit(1);
+		}
+		got += (size_t)r;
+	}
+}
+
+static struct ibv_qp *make_qp(struct side *s)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = s->cq, .recv_cq = s->cq, .qp_type = IBV_QPT_RC,
+		.cap = {.max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1},
+	};
+	struct ibv_qp *qp = ibv_create_qp(s->pd, &ia);
+	if (!qp) {
+		fprintf(stderr, "%s: create_qp: %s\n", side, strerror(errno));
+		exit(1);
+	}
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ};
+	int r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				       IBV_QP_ACCESS_FLAGS);
+	if (r) {
+		fprintf(stderr, "%s: INIT: %s\n", side, strerror(r));
+		exit(1);
+	}
+	return qp;
+}
+
+/* RTR then RTS toward @p dest, with the retry settings under test. */
+static int connect_qp(struct ibv_qp *qp, const struct info *peer, uint32_t dest, uint32_t my_psn,
+		      uint8_t timeout, uint8_t retry, uint8_t rnr_retry)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = dest,
+		.rq_psn = peer->psn, .max_dest_rd_atomic = 1, .min_rnr_timer = 1,
+		.ah_attr = {.is_global = 1, .port_num = 1,
+			    .grh = {.dgid = peer->gid, .sgid_index = 0, .hop_limit = 1}},
+	};
+	int r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				       IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				       IBV_QP_MIN_RNR_TIMER);
+	if (r)
+		return r;
+	struct ibv_qp_attr b = {.qp_state = IBV_QPS_RTS, .sq_psn = my_psn, .timeout = timeout,
+				.retry_cnt = retry, .rnr_retry = rnr_retry, .max_rd_atomic = 1};
+	return ibv_modify_qp(qp, &b, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+				      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static void open_side(struct side *s)
+{
+	int n = 0;
+	struct ibv_device **list = ibv_get_device_list(&n);
+	if (!list || n != 1 || strcmp(ibv_get_device_name(list[0]), "droce0")) {
+		fprintf(stderr, "%s: no droce0 (%d devices)\n", side, n);
+		exit(1);
+	}
+	s->ctx = ibv_open_device(list[0]);
+	ibv_free_device_list(list);
+	if (!s->ctx) {
+		fprintf(stderr, "%s: open_device: %s\n", side, strerror(errno));
+		exit(1);
+	}
+	s->pd = ibv_alloc_pd(s->ctx);
+	s->cq = ibv_create_cq(s->ctx, 64, NULL, NULL, 0);
+	s->buf = calloc(1, 4096);
+	s->mr = ibv_reg_mr(s->pd, s->buf, 4096,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (!s->pd || !s->cq || !s->mr) {
+		fprintf(stderr, "%s: pd/cq/mr: %s\n", side, strerror(errno));
+		exit(1);
+	}
+}
+
+static void close_side(struct side *s)
+{
+	for (int i = 0; i < 3; i++)
+		if (s->qp[i])
+			ibv_destroy_qp(s->qp[i]);
+	ibv_dereg_mr(s->mr);
+	ibv_destroy_cq(s->cq);
+	ibv_dealloc_pd(s->pd);
+	ibv_close_device(s->ctx);
+	free(s->buf);
+}
+
+static void my_info(struct side *s, struct info *me, uint32_t psn)
+{
+	memset(me, 0, sizeof(*me));
+	for (int i = 0; i < 3; i++)
+		me->qpn[i] = s->qp[i] ? s->qp[i]->qp_num : 0;
+	me->psn = psn;
+	me->rkey = s->mr->rkey;
+	me->addr = (uint64_t)(uintptr_t)s->buf;
+	if (ibv_query_gid(s->ctx, 1, 0, &me->gid)) {
+		fprintf(stderr, "%s: query_gid failed\n", side);
+		exit(1);
+	}
+}
+
+/* Wait (bounded) for one completion. @return 1 with @p wc, 0 on timeout. */
+static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, int seconds)
+{
+	time_t end = time(NULL) + seconds;
+	while (time(NULL) <= end) {
+		int n = ibv_poll_cq(cq, 1, wc);
+		if (n == 1)
+			return 1;
+		if (n < 0)
+			return 0;
+	}
+	return 0;
+}
+
+/* The responder: QP 0 takes RDMA (remote access errors come from a bad
+ * rkey), QP 1 never posts a receive (RNR). It only has to stay up. */
+static int server(int fd)
+{
+	side = "server";
+	struct side s = {0};
+	open_side(&s);
+	char go = 1;
+	xsend(fd, &go, 1); /* the memif socket exists: the client may start */
+	s.qp[0] = make_qp(&s);
+	s.qp[1] = make_qp(&s);
+	struct info me, peer;
+	my_info(&s, &me, 0x100);
+	xsend(fd, &me, sizeof(me));
+	xrecv(fd, &peer, sizeof(peer));
+	int r = connect_qp(s.qp[0], &peer, peer.qpn[0], me.psn, 14, 7, 7);
+	if (!r)
+		r = connect_qp(s.qp[1], &peer, peer.qpn[1], me.psn, 14, 7, 7);
+	CHECK(r == 0, "RTR/RTS: %s", strerror(r));
+	char done;
+	xrecv(fd, &done, 1);
+	close_side(&s);
+	return failures ? 1 : 0;
+}
+
+static void bad_calls(struct side *s)
+{
+	int nd = 0;
+	struct ibv_device **list = ibv_get_device_list(&nd);
+	errno = 0;
+	CHECK(nd == 1 && !ibv_open_device(list[0]) && errno == EBUSY,
+	      "open_device while open: NULL, EBUSY (%s)", strerror(errno));
+	ibv_free_device_list(list);
+	struct ibv_qp_init_attr ud = {.send_cq = s->cq, .recv_cq = s->cq, .qp_type = IBV_QPT_UD,
+				      .cap = {.max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
+					      .max_recv_sge = 1}};
+	errno = 0;
+	CHECK(!ibv_create_qp(s->pd, &ud) && errno == EOPNOTSUPP, "create_qp(UD): NULL, EOPNOTSUPP (%s)",
+	      strerror(errno));
+	errno = 0;
+	CHECK(!ibv_create_qp(s->pd, NULL) && errno == EINVAL, "create_qp(NULL attr): NULL, EINVAL");
+	char b[64];
+	errno = 0;
+	CHECK(!ibv_reg_mr(s->pd, b, sizeof(b), IBV_ACCESS_REMOTE_WRITE) && errno == EINVAL,
+	      "reg_mr(REMOTE_WRITE without LOCAL_WRITE): NULL, EINVAL (%s)", strerror(errno));
+	errno = 0;
+	CHECK(!ibv_reg_mr(s->pd, b, sizeof(b), IBV_ACCESS_LOCAL_WRITE | (1 << 19)) && errno == EINVAL,
+	      "reg_mr(unknown access flag): NULL, EINVAL (%s)", strerror(errno));
+	errno = 0;
+	CHECK(!ibv_create_cq(s->ctx, 0, NULL, NULL, 0) && errno == EINVAL, "create_cq(0 entries): NULL, EINVAL");
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 1, .max_sge = 1}};
+	errno = 0;
+	CHECK(!ibv_create_srq(s->pd, &sa) && errno == EOPNOTSUPP, "create_srq: NULL, EOPNOTSUPP");
+	union ibv_gid g;
+	CHECK(ibv_query_gid(s->ctx, 1, 1, &g) == -1, "query_gid(index 1): -1");
+	struct ibv_port_attr pa;
+	CHECK(ibv_query_port(s->ctx, 2, &pa) == EINVAL, "query_port(port 2): EINVAL");
+
+	struct ibv_qp *qp = make_qp(s); /* in INIT */
+	struct ibv_sge sge = {.addr = (uintptr_t)s->buf, .length = 8, .lkey = s->mr->lkey};
+	struct ibv_send_wr wr = {.wr_id = 1, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED};
+	struct ibv_send_wr *bad = NULL;
+	int r = ibv_post_send(qp, &wr, &bad);
+	CHECK(r == EINVAL && bad == &wr, "post_send in INIT: EINVAL, bad_wr set (%d)", r);
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTS};
+	r = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	CHECK(r == EINVAL, "modify_qp INIT->RTS: EINVAL (%d)", r);
+	r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_QKEY);
+	CHECK(r == EINVAL, "modify_qp with QKEY on RC: EINVAL (%d)", r);
+	struct ibv_qp_init_attr ia;
+	r = ibv_query_qp(qp, &a, IBV_QP_STATE, &ia);
+	CHECK(r == 0 && a.qp_state == IBV_QPS_INIT, "query_qp after refused modifies: INIT");
+	wr.opcode = (enum ibv_wr_opcode)99;
+	struct ibv_qp_attr rst = {.qp_state = IBV_QPS_RESET};
+	CHECK(ibv_modify_qp(qp, &rst, IBV_QP_STATE) == 0, "modify_qp INIT->RESET: 0");
+	bad = NULL;
+	CHECK(ibv_post_send(qp, &wr, &bad) == EINVAL && bad == &wr, "post_send in RESET: EINVAL");
+	struct ibv_recv_wr rwr = {.wr_id = 2, .sg_list = &sge, .num_sge = 1};
+	struct ibv_recv_wr *rbad = NULL;
+	CHECK(ibv_post_recv(qp, &rwr, &rbad) == EINVAL && rbad == &rwr, "post_recv in RESET: EINVAL");
+	CHECK(ibv_destroy_qp(qp) == 0, "destroy_qp: 0");
+	CHECK(!strcmp(ibv_wc_status_str(IBV_WC_RETRY_EXC_ERR), "transport retry counter exceeded"),
+	      "wc_status_str(RETRY_EXC_ERR)");
+}
+
+static int client(int fd)
+{
+	side = "client";
+	struct side s = {0};
+	open_side(&s);
+	bad_calls(&s);
+	for (int i = 0; i < 3; i++)
+		s.qp[i] = make_qp(&s);
+	struct info me, peer;
+	my_info(&s, &me, 0x200);
+	xrecv(fd, &peer, sizeof(peer));
+	xsend(fd, &me, sizeof(me));
+	/* QP 0 -> server QP 0; QP 1 -> server QP 1 with rnr_retry 0; QP 2 ->
+	 * a QPN the server does not have, short timeout, one retry. */
+	int r = connect_qp(s.qp[0], &peer, peer.qpn[0], me.psn, 14, 7, 7);
+	CHECK(r == 0, "QP0 RTR/RTS: %s", strerror(r));
+	r = connect_qp(s.qp[1], &peer, peer.qpn[1], me.psn, 14, 7, 0);
+	CHECK(r == 0, "QP1 RTR/RTS: %s", strerror(r));
+	r = connect_qp(s.qp[2], &peer, peer.qpn[1] + 1000, me.psn, 8, 1, 7);
+	CHECK(r == 0, "QP2 RTR/RTS: %s", strerror(r));
+
+	struct ibv_sge sge = {.addr = (uintptr_t)s.buf, .length = 8, .lkey = s.mr->lkey};
+	struct ibv_wc wc;
+
+	/* Remote access error, then flush: a WRITE with a wrong rkey, a good
+	 * WRITE behind it, and a receive posted once the QP is in ERR. */
+	struct ibv_send_wr w2 = {.wr_id = 12, .sg_list = &sge, .num_sge = 1,
+				 .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+				 .wr.rdma = {.remote_addr = peer.addr, .rkey = peer.rkey}};
+	struct ibv_send_wr w1 = w2;
+	w1.wr_id = 11;
+	w1.wr.rdma.rkey = peer.rkey ^ 0x5a5a5a;
+	w1.next = &w2;
+	struct ibv_send_wr *bad = NULL;
+	r = ibv_post_send(s.qp[0], &w1, &bad);
+	CHECK(r == 0, "post two WRITEs: %d", r);
+	CHECK(wait_wc(s.cq, &wc, 10) && wc.wr_id == 11 && wc.status == IBV_WC_REM_ACCESS_ERR,
+	      "bad rkey: wr 11 %s", ibv_wc_status_str(wc.status));
+	CHECK(wait_wc(s.cq, &wc, 10) && wc.wr_id == 12 && wc.status == IBV_WC_WR_FLUSH_ERR,
+	      "WRITE behind it: wr 12 %s", ibv_wc_status_str(wc.status));
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qia;
+	CHECK(ibv_query_qp(s.qp[0], &qa, IBV_QP_STATE, &qia) == 0 && qa.qp_state == IBV_QPS_ERR,
+	      "QP in ERR after the error (state %d)", qa.qp_state);
+	struct ibv_recv_wr rw = {.wr_id = 13, .sg_list = &sge, .num_sge = 1};
+	struct ibv_recv_wr *rbad = NULL;
+	CHECK(ibv_post_recv(s.qp[0], &rw, &rbad) == 0, "post_recv in ERR: accepted");
+	CHECK(wait_wc(s.cq, &wc, 10) && wc.wr_id == 13 && wc.status == IBV_WC_WR_FLUSH_ERR &&
+		      wc.opcode == IBV_WC_RECV,
+	      "receive in ERR: wr 13 %s", ibv_wc_status_str(wc.status));
+	w2.wr_id = 14;
+	w2.next = NULL;
+	CHECK(ibv_post_send(s.qp[0], &w2, &bad) == 0 && wait_wc(s.cq, &wc, 10) && wc.wr_id == 14 &&
+		      wc.status == IBV_WC_WR_FLUSH_ERR,
+	      "send in ERR: wr 14 %s", ibv_wc_status_str(wc.status));
+
+	/* RNR retry exceeded: the server never posts a receive. */
+	struct ibv_send_wr sw = {.wr_id = 21, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED};
+	CHECK(ibv_post_send(s.qp[1], &sw, &bad) == 0, "post SEND to a QP without receives");
+	CHECK(wait_wc(s.cq, &wc, 10) && wc.wr_id == 21 && wc.status == IBV_WC_RNR_RETRY_EXC_ERR,
+	      "no receive, rnr_retry 0: wr 21 %s", ibv_wc_status_str(wc.status));
+
+	/* Retry exceeded: nobody answers for that QPN. */
+	sw.wr_id = 31;
+	CHECK(ibv_post_send(s.qp[2], &sw, &bad) == 0, "post SEND to a QPN nobody has");
+	CHECK(wait_wc(s.cq, &wc, 20) && wc.wr_id == 31 && wc.status == IBV_WC_RETRY_EXC_ERR,
+	      "no answer, retry_cnt 1: wr 31 %s", ibv_wc_status_str(wc.status));
+
+	char done = 1;
+	xsend(fd, &done, 1);
+	close_side(&s);
+	return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	char sock[128];
+	snprintf(sock, sizeof(sock), "/tmp/droce-verbs-errors-%d.sock", (int)getpid());
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
+		perror("socketpair");
+		return 1;
+	}
+	char spec[200];
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		return 1;
+	}
+	if (pid == 0) {
+		alarm(60);
+		close(sv[0]);
+		snprintf(spec, sizeof(spec), "memif:server,socket=%s", sock);
+		setenv("DROCE_PORT", spec, 1);
+		setenv("DROCE_IP", "198.18.0.1", 1);
+		_exit(server(sv[1]));
+	}
+	alarm(60);
+	close(sv[1]);
+	char go;
+	xrecv(sv[0], &go, 1);
+	usleep(300000); /* the server's memif socket is listening */
+	snprintf(spec, sizeof(spec), "memif:client,socket=%s", sock);
+	setenv("DROCE_PORT", spec, 1);
+	setenv("DROCE_IP", "198.18.0.2", 1);
+	int rc = client(sv[0]);
+	int st;
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		printf("FAIL server exited %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		rc = 1;
+	}
+	printf("%s: %d failures\n", rc ? "FAIL" : "PASS", failures);
+	return rc;
+}
