@@ -9,6 +9,7 @@ set -u
 vm=$(readlink -f "$1")
 work=$(mktemp -d /tmp/droce-harness-XXXXXX)
 trap '"$vm" down "$work/vm"; rm -rf "$work"' EXIT
+trap 'exit 143' TERM INT
 fail() { echo "FAIL: $*"; exit 1; }
 
 "$vm" up "$work/vm"

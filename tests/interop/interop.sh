@@ -37,6 +37,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap "exit 143" TERM INT
 
 "$vm" up "$work/vm" 1
 rc=$?
