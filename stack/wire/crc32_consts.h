@@ -5,6 +5,10 @@
 
 /* Fold a 128-bit lane forward by N bits: HI multiplies the lane's
  * high-degree qword (bytes 0..7), LO its low-degree qword. */
+#define DROCE_CRC32_FOLD2048_HI 0x7cc8e1e700000000ull /* x^2111 mod P */
+#define DROCE_CRC32_FOLD2048_LO 0x03f9f86300000000ull /* x^2047 mod P */
+#define DROCE_CRC32_FOLD1536_HI 0x67f7947600000000ull /* x^1599 mod P */
+#define DROCE_CRC32_FOLD1536_LO 0xc56d949600000000ull /* x^1535 mod P */
 #define DROCE_CRC32_FOLD1024_HI 0x7d657a1000000000ull /* x^1087 mod P */
 #define DROCE_CRC32_FOLD1024_LO 0x7406fa9500000000ull /* x^1023 mod P */
 #define DROCE_CRC32_FOLD768_HI 0x759fc69d00000000ull /* x^831 mod P */
