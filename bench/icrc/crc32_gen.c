@@ -48,6 +48,14 @@ int main(void)
 		printf("#define DROCE_CRC32_FOLD%u_LO 0x%016" PRIx64 "ull /* x^%u mod P */\n", dist[i],
 		       fold_const(dist[i] - 1), dist[i] - 1);
 	}
+	printf("\n/* Short buffers: chunk j of m (16 bytes each) moves 128 * (m - 1 - j)\n"
+	       " * bits in one multiply; entry d folds by 128 * d bits ({HI, LO}; d = 0\n"
+	       " * is the last chunk, not multiplied). */\n");
+	printf("#define DROCE_CRC32_SHORT_CHUNKS 16\n#define DROCE_CRC32_SHORT_CONSTS { \\\n\t{ 0, 0 }, \\\n");
+	for (unsigned d = 1; d < 16; d++)
+		printf("\t{ 0x%016" PRIx64 "ull, 0x%016" PRIx64 "ull }, \\\n", fold_const(128 * d + 63),
+		       fold_const(128 * d - 1));
+	printf("}\n");
 	printf("\n/* 128 -> 96 -> 64 bits, then Barrett (33-bit reflected operands). */\n");
 	printf("#define DROCE_CRC32_RED96 0x%016" PRIx64 "ull /* x^96 mod P */\n", reduce_const(96));
 	printf("#define DROCE_CRC32_RED64 0x%016" PRIx64 "ull /* x^64 mod P */\n", reduce_const(64));

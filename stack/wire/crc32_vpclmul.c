@@ -173,6 +173,35 @@ finish(__m128i x, const uint8_t *p, uint8_t *q, const uint8_t *end, __m128i k128
 	return r;
 }
 
+static const uint64_t kshort[DROCE_CRC32_SHORT_CHUNKS][2] __attribute__((aligned(16))) =
+	DROCE_CRC32_SHORT_CONSTS;
+
+/*
+ * Short buffers (m = 1..15 whole 16-byte chunks): instead of a chain of
+ * m - 1 dependent folds, move every chunk to the last one's place at once,
+ * chunk j by 128 * (m - 1 - j) bits with its own constant, and xor: the
+ * multiplies are independent, so a 128-byte buffer costs about one
+ * multiply's latency instead of seven (small packets are all fixed cost).
+ */
+TARGET static inline __m128i fold_short(const uint8_t *p, size_t m, __m128i init)
+{
+	__m128i last = _mm_loadu_si128((const __m128i *)(p + 16 * (m - 1)));
+	if (m == 1)
+		return _mm_xor_si128(last, init);
+	__m128i acc0 = fold128(_mm_xor_si128(_mm_loadu_si128((const __m128i *)p), init),
+			       _mm_load_si128((const __m128i *)kshort[m - 1]));
+	__m128i acc1 = last;
+	for (size_t j = 1; j + 1 < m; j++) {
+		__m128i f = fold128(_mm_loadu_si128((const __m128i *)(p + 16 * j)),
+				    _mm_load_si128((const __m128i *)kshort[m - 1 - j]));
+		if (j & 1)
+			acc1 = _mm_xor_si128(acc1, f);
+		else
+			acc0 = _mm_xor_si128(acc0, f);
+	}
+	return _mm_xor_si128(acc0, acc1);
+}
+
 /* The CRC of [data, data + len), copied to @p dst on the way when not NULL. */
 TARGET static inline __attribute__((always_inline)) uint32_t
 crc_body(uint32_t crc, const void *data, size_t len, uint8_t *dst)
@@ -187,6 +216,11 @@ crc_body(uint32_t crc, const void *data, size_t len, uint8_t *dst)
 	const __m128i init = _mm_cvtsi32_si128((int)~crc);
 	__m128i x;
 
+	if (!dst && len < 16 * DROCE_CRC32_SHORT_CHUNKS) {
+		size_t m = len / 16;
+		x = fold_short(p, m, init);
+		return finish(x, p + 16 * m, NULL, end, k128);
+	}
 	if (len >= 32) {
 		x = fold_wide(&p, &q, end, init, k128);
 	} else {

@@ -184,6 +184,11 @@ static void test_constants(void **state)
 	assert_int_equal(DROCE_CRC32_FOLD256_LO, fold(256 - 1));
 	assert_int_equal(DROCE_CRC32_FOLD128_HI, fold(128 + 63));
 	assert_int_equal(DROCE_CRC32_FOLD128_LO, fold(128 - 1));
+	static const uint64_t ks[DROCE_CRC32_SHORT_CHUNKS][2] = DROCE_CRC32_SHORT_CONSTS;
+	for (unsigned d = 1; d < DROCE_CRC32_SHORT_CHUNKS; d++) {
+		assert_int_equal(ks[d][0], fold(128 * d + 63));
+		assert_int_equal(ks[d][1], fold(128 * d - 1));
+	}
 	assert_int_equal(DROCE_CRC32_RED96, red(96));
 	assert_int_equal(DROCE_CRC32_RED64, red(64));
 	assert_int_equal(DROCE_CRC32_MU, droce_crc32_reflect(droce_crc32_barrett_mu(), 33));
