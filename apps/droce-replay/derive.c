@@ -69,6 +69,8 @@ struct conn {
 	size_t nak_frame;            /* that NAK */
 	uint64_t trig_t;             /* when the side last got a NAK or a READ response (0: never) */
 	uint64_t ack_t;              /* when the side last got a positive answer (its timer restarts) */
+	uint64_t peer_t;             /* when the side last got anything on this connection */
+	uint64_t nak_t;              /* when it last got a NAK or an RNR NAK */
 	size_t trig_frame;
 	uint32_t acked_by_peer;      /* highest PSN the peer acknowledged */
 	bool any_acked_by_peer;
@@ -77,7 +79,8 @@ struct conn {
 	bool error_nak;              /* an error NAK either way: completions not derived */
 	bool resp_dead;              /* the side NAKed an error: its responder QP is in ERR */
 	bool timeout_retx;           /* the side resent a request on its own: a timeout */
-	uint8_t timeout;             /* the largest timeout exponent its gaps allow */
+	uint8_t timeout;             /* the timeout exponent its gaps agree on */
+	unsigned tvotes[32];         /* timer-driven go-backs per exponent */
 	unsigned max_resends;        /* most timer-driven resends of one PSN */
 	bool gave_up;                /* retries exhausted: completions not derived */
 	bool rnr_seen;
@@ -728,8 +731,9 @@ static const struct fr *read_covering(struct dctx *d, int conn, uint32_t psn)
 /*
  * A frame of the peer's that makes a requester go back: a NAK, an RNR NAK,
  * or a READ response (one out of order is an implied NAK, 9.7.5.2.2, and
- * makes rxe re-request from the first missing packet). own_requests()
- * keeps when the side last got one (conn.trig_t).
+ * makes rxe and droce re-request from the first missing packet; which one
+ * was out of order for the side, the capture cannot always tell).
+ * own_requests() keeps when the side last got one (conn.trig_t).
  */
 static bool is_trigger(const struct fr *b)
 {
@@ -739,6 +743,9 @@ static bool is_trigger(const struct fr *b)
 	       ((b->p.op->hdrs & DROCE_HDR_AETH) &&
 		(b->p.h.ext.aeth.syndrome & DROCE_AETH_TYPE_MASK) != DROCE_AETH_ACK);
 }
+
+/* Silence before a resend that no NAK explains: the ACK timer, whatever READ responses came before it. */
+#define TIMER_SILENCE_NS 1000000u
 
 /* The peer's frame @p j reached the side only after it sent @p a: deliver it then. */
 static int deliver_after(struct dctx *d, size_t j, const struct fr *a)
@@ -892,19 +899,35 @@ static int own_seq(struct dctx *d, size_t idx)
 		return -ENOMEM;
 	if (prev) {
 		d->retrans_own++;
-		if (!crossing && c->trig_t <= prev->f->t_ns && psn != c->own_cur) {
-			/* Not prompted by the peer: the local ACK timer fired.
-			 * It ran since the packet's last copy went out or the
-			 * last answer that made progress came in, whichever is
-			 * later (9.7.6.1.3); take the largest exponent with
-			 * 4.096 us * 2^t <= that gap, over every such go-back. */
+		if (!crossing && psn != c->own_cur &&
+		    (c->trig_t <= prev->f->t_ns ||
+		     (c->nak_t <= prev->f->t_ns && a->f->t_ns - c->peer_t >= TIMER_SILENCE_NS))) {
+			/* Not prompted by the peer (nothing since the last copy
+			 * that makes a requester go back, or a silence no
+			 * answer is followed by): the local ACK timer fired.
+			 * It ran from when it last restarted: after the
+			 * packet's last copy went out (T <= that gap), and at the
+			 * last answer that made progress, if the last answer did
+			 * (T >= the gap from it; an answer the side threw away
+			 * restarted nothing). Each go-back votes for every
+			 * exponent (4.096 us * 2^t, 9.7.6.1.3) between the two;
+			 * the one most agree on wins, the larger at a tie. */
+			uint64_t t_prev = a->f->t_ns > prev->f->t_ns ? a->f->t_ns - prev->f->t_ns : 0;
 			uint64_t from = prev->f->t_ns > c->ack_t ? prev->f->t_ns : c->ack_t;
-			uint64_t gap = a->f->t_ns > from ? a->f->t_ns - from : 0;
-			uint8_t t = 0;
-			while (t < 31 && (4096ull << (t + 1)) <= gap)
-				t++;
-			if (!c->timeout_retx || t < c->timeout)
-				c->timeout = t ? t : 1;
+			uint64_t t_ack = a->f->t_ns > from ? a->f->t_ns - from : 0;
+			uint8_t lo = 0, hi = 0;
+			while (lo < 31 && (4096ull << (lo + 1)) <= t_ack)
+				lo++;
+			while (hi < 31 && (4096ull << (hi + 1)) <= t_prev)
+				hi++;
+			for (unsigned k = lo ? lo : 1; k <= hi; k++)
+				c->tvotes[k]++;
+			if (!hi)
+				c->tvotes[1]++;
+			c->timeout = 1;
+			for (unsigned k = 1; k < 32; k++)
+				if (c->tvotes[k] >= c->tvotes[c->timeout])
+					c->timeout = (uint8_t)k;
 			c->timeout_retx = true;
 			unsigned k = 0;
 			for (size_t j = 0; j < idx; j++)
@@ -1027,9 +1050,13 @@ static int own_requests(struct dctx *d)
 			continue;
 		if (a->role == DROCE_RP_PEER) {
 			peer_nak_seen(d, a, i);
+			if (!a->gone)
+				d->conns[a->conn].peer_t = a->t_seen ? a->t_seen : a->f->t_ns;
 			if (is_trigger(a)) {
 				d->conns[a->conn].trig_t = a->t_seen ? a->t_seen : a->f->t_ns;
 				d->conns[a->conn].trig_frame = i;
+				if (!(a->p.op->flags & DROCE_OPF_READ))
+					d->conns[a->conn].nak_t = d->conns[a->conn].trig_t;
 			}
 			if (!a->gone && !(a->p.op->flags & DROCE_OPF_REQ) &&
 			    (!(a->p.op->hdrs & DROCE_HDR_AETH) ||

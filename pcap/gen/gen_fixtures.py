@@ -708,6 +708,47 @@ def nic_hiroce():
     return c
 
 
+@case
+def req_paced():
+    c = Case('req-paced', 'requester: "pace requests": two WRITEs posted at once, the side sent the '
+             'second 1 ms after the first (its link\'s pace); droce must not send it earlier')
+    src = data(128, 55)
+    c.qp(sq=800)
+    req_regions(c, src)
+    c.s('pace requests')
+    post(c, 1, 'write', 0, 64, extra=' raddr=%#x rkey=%#x' % (PADDR, PKEY_PEER))
+    post(c, 2, 'write', 64, 64, extra=' raddr=%#x rkey=%#x' % (PADDR + 64, PKEY_PEER))
+    f1 = c.own('WRITE_ONLY', 800, payload=src[:64], reth=(PADDR, PKEY_PEER, 64), ackreq=True)
+    f2 = c.own('WRITE_ONLY', 801, payload=src[64:], reth=(PADDR + 64, PKEY_PEER, 64), ackreq=True,
+               dt=1000000)
+    c.peer('ACK', 801, aeth=(ack(), 2), dt=20000)
+    c.s('expect-gap %d %d 990us  # paced as the capture shows (1 ms after a post 1 us late)' % (f1, f2))
+    c.s('expect-wc q send wr=1 status=SUCCESS opcode=write')
+    c.s('expect-wc q send wr=2 status=SUCCESS opcode=write')
+    return c
+
+
+@case
+def req_timer_race():
+    c = Case('req-timer-race', 'requester: a NAK captured 50 us after droce\'s ACK timer is due '
+             '(timeout 10: 4.19 ms) while the side sent nothing in between: the side got it first, '
+             'so droce takes it before its timer and goes back to the NAK\'s PSN, not to the first')
+    src = data(128, 56)
+    c.qp(sq=900, extra=' timeout=10 retry=3')
+    req_regions(c, src)
+    post(c, 1, 'write', 0, 64, extra=' raddr=%#x rkey=%#x' % (PADDR, PKEY_PEER))
+    post(c, 2, 'write', 64, 64, extra=' raddr=%#x rkey=%#x' % (PADDR + 64, PKEY_PEER))
+    c.own('WRITE_ONLY', 900, payload=src[:64], reth=(PADDR, PKEY_PEER, 64), ackreq=True)
+    c.own('WRITE_ONLY', 901, payload=src[64:], reth=(PADDR + 64, PKEY_PEER, 64), ackreq=True, dt=0)
+    # 4.096 us * 2^10 = 4194.304 us after the sends (1 us after the post), then 50 us
+    c.peer('ACK', 901, aeth=(nak(NAK_PSN_SEQ), 1), dt=4194304 + 50000)
+    c.own('WRITE_ONLY', 901, payload=src[64:], reth=(PADDR + 64, PKEY_PEER, 64), ackreq=True)
+    c.peer('ACK', 901, aeth=(ack(), 2), dt=20000)
+    c.s('expect-wc q send wr=1 status=SUCCESS opcode=write')
+    c.s('expect-wc q send wr=2 status=SUCCESS opcode=write')
+    return c
+
+
 # ---------------------------------------------------- lossy links (rxe) --
 # Issue 10 item 5: captures of a link with loss, as tcpdump on the qemu
 # bridge sees rxe (10.0.0.2) talking to droce (10.0.0.1) with netem loss in

@@ -305,13 +305,14 @@ unsigned droce_ctx_poll(struct droce_ctx *ctx, uint64_t now)
 		unsigned sent = 0;
 		enum droce_tx_result r = droce_tp_tx(qp, now, quota, &sent);
 		ntx += sent;
+		/* ACK timer armed, pacing set while sending */
+		droce_ctx_timer_at(ctx, droce_tp_deadline(&qp->tp));
 		if (r == DROCE_TX_BUSY) {
 			ctx->stats.tx_busy++;
-			break;
+			break; /* the QP keeps its place at the head */
 		}
 		ready_pop(ctx);
 		qp->tp.kick = false; /* it had its turn; MORE puts it back */
-		droce_ctx_timer_at(ctx, droce_tp_deadline(&qp->tp)); /* pacing set while sending */
 		if (r == DROCE_TX_MORE) {
 			droce_qp_kick(qp);
 			if (!sent)

@@ -53,7 +53,7 @@ static struct droce_qp *target_qp(struct droce_ctx *ctx, const struct droce_pkt 
 int droce_rx_fused(struct droce_ctx *ctx, struct droce_pkt *pkt, enum droce_l3 kind)
 {
 	struct droce_icrc_seeds *zs = &ctx->icrc_seeds;
-	if (pkt->h.payload_len < DROCE_RX_FUSED_MIN || zs->crc != droce_crc32_vpclmul)
+	if (pkt->h.payload_len < DROCE_RX_FUSED_MIN || zs->crc == droce_crc32_isal)
 		return 0;
 	struct droce_qp *qp = target_qp(ctx, pkt);
 	if (!qp)

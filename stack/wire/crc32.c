@@ -43,11 +43,23 @@ bool droce_crc32_have_vpclmul(void)
 #endif
 }
 
+bool droce_crc32_have_vpclmul512(void)
+{
+#if defined(__x86_64__)
+	return droce_crc32_have_vpclmul() && __builtin_cpu_supports("avx512f") &&
+	       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
+#else
+	return false;
+#endif
+}
+
 droce_crc32_fn *droce_crc32_select(void)
 {
 	const char *e = getenv("DROCE_CRC");
 	if (e && strcmp(e, "isal") == 0)
 		return droce_crc32_isal;
+	if (droce_crc32_have_vpclmul512() && !(e && strcmp(e, "vpclmul") == 0))
+		return droce_crc32_vpclmul512;
 	return droce_crc32_have_vpclmul() ? droce_crc32_vpclmul : droce_crc32_isal;
 }
 
@@ -61,5 +73,6 @@ uint32_t droce_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len)
 
 const char *droce_crc32_name(droce_crc32_fn *fn)
 {
-	return fn == droce_crc32_vpclmul ? "vpclmul" : "isal";
+	return fn == droce_crc32_vpclmul512 ? "vpclmul512"
+	       : fn == droce_crc32_vpclmul ? "vpclmul" : "isal";
 }

@@ -32,6 +32,16 @@ uint32_t droce_crc32_isal(uint32_t crc, const void *data, size_t len);
 uint32_t droce_crc32_vpclmul(uint32_t crc, const void *data, size_t len);
 
 /**
+ * The same folding on 512-bit registers (AVX-512F/VL/BW + VPCLMULQDQ); only
+ * call it when droce_crc32_have_vpclmul512() is true. Below 512 bytes it
+ * runs droce_crc32_vpclmul.
+ */
+uint32_t droce_crc32_vpclmul512(uint32_t crc, const void *data, size_t len);
+
+/** Does this CPU (and OS: AVX-512 state enabled) run droce_crc32_vpclmul512? */
+bool droce_crc32_have_vpclmul512(void);
+
+/**
  * Fused CRC-and-copy: copy @p len bytes from @p src to @p dst (which must
  * not overlap) and return the CRC of them chained on @p crc, reading @p src
  * once (each 32-byte load feeds both the store and the fold). Only call it
@@ -43,21 +53,25 @@ uint32_t droce_crc32_copy_vpclmul(uint32_t crc, void *dst, const void *src, size
 bool droce_crc32_have_vpclmul(void);
 
 /**
- * The implementation droce_crc32() uses: vpclmul when the CPU has it,
- * unless the environment says DROCE_CRC=isal (for side-by-side figures and
- * for testing the fallback on a CPU that has both).
+ * The implementation a context uses: vpclmul512 when the CPU has AVX-512
+ * VPCLMULQDQ, else vpclmul when it has AVX2 + VPCLMULQDQ, else ISA-L. The
+ * environment may ask for less: DROCE_CRC=isal or DROCE_CRC=vpclmul (for
+ * side-by-side figures and for testing each path on a CPU that has all).
  */
 droce_crc32_fn *droce_crc32_select(void);
 
-/** "vpclmul" or "isal": the name of what droce_crc32_select() returns. */
+/** "vpclmul512", "vpclmul" or "isal": the name of what droce_crc32_select() returns. */
 const char *droce_crc32_name(droce_crc32_fn *fn);
 
 /** The dispatched CRC: vpclmul where the CPU has it, ISA-L elsewhere. */
 static inline uint32_t droce_crc32(uint32_t crc, const void *data, size_t len)
 {
 #if defined(__x86_64__)
-	if (__builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("avx2"))
+	if (__builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("avx2")) {
+		if (__builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
+			return droce_crc32_vpclmul512(crc, data, len);
 		return droce_crc32_vpclmul(crc, data, len);
+	}
 #endif
 	return droce_crc32_isal(crc, data, len);
 }

@@ -5,6 +5,10 @@
 
 /* Fold a 128-bit lane forward by N bits: HI multiplies the lane's
  * high-degree qword (bytes 0..7), LO its low-degree qword. */
+#define DROCE_CRC32_FOLD2048_HI 0x7cc8e1e700000000ull /* x^2111 mod P */
+#define DROCE_CRC32_FOLD2048_LO 0x03f9f86300000000ull /* x^2047 mod P */
+#define DROCE_CRC32_FOLD1536_HI 0x67f7947600000000ull /* x^1599 mod P */
+#define DROCE_CRC32_FOLD1536_LO 0xc56d949600000000ull /* x^1535 mod P */
 #define DROCE_CRC32_FOLD1024_HI 0x7d657a1000000000ull /* x^1087 mod P */
 #define DROCE_CRC32_FOLD1024_LO 0x7406fa9500000000ull /* x^1023 mod P */
 #define DROCE_CRC32_FOLD768_HI 0x759fc69d00000000ull /* x^831 mod P */
@@ -15,6 +19,29 @@
 #define DROCE_CRC32_FOLD256_LO 0x01b5fd1d00000000ull /* x^255 mod P */
 #define DROCE_CRC32_FOLD128_HI 0x65673b4600000000ull /* x^191 mod P */
 #define DROCE_CRC32_FOLD128_LO 0x9ba54c6f00000000ull /* x^127 mod P */
+
+/* Short buffers: chunk j of m (16 bytes each) moves 128 * (m - 1 - j)
+ * bits in one multiply; entry d folds by 128 * d bits ({HI, LO}; d = 0
+ * is the last chunk, not multiplied). */
+#define DROCE_CRC32_SHORT_CHUNKS 16
+#define DROCE_CRC32_SHORT_CONSTS { \
+	{ 0, 0 }, \
+	{ 0x65673b4600000000ull, 0x9ba54c6f00000000ull }, \
+	{ 0x9570d49500000000ull, 0x01b5fd1d00000000ull }, \
+	{ 0x69ccfc0d00000000ull, 0x2a28386200000000ull }, \
+	{ 0x653d982200000000ull, 0xcad38e8f00000000ull }, \
+	{ 0x5a03a0cf00000000ull, 0x8e42b13e00000000ull }, \
+	{ 0x759fc69d00000000ull, 0x101a233100000000ull }, \
+	{ 0x019866e800000000ull, 0xc64ac0b800000000ull }, \
+	{ 0x7d657a1000000000ull, 0x7406fa9500000000ull }, \
+	{ 0x72d2649a00000000ull, 0x6dd804d900000000ull }, \
+	{ 0x199560db00000000ull, 0x1d5dce4400000000ull }, \
+	{ 0xdeb15a1f00000000ull, 0xf09a54ac00000000ull }, \
+	{ 0x67f7947600000000ull, 0xc56d949600000000ull }, \
+	{ 0x733ffa0b00000000ull, 0x523d48c400000000ull }, \
+	{ 0x8f739cb400000000ull, 0xd63a56a600000000ull }, \
+	{ 0x27d0443c00000000ull, 0xc4d49c3900000000ull }, \
+}
 
 /* 128 -> 96 -> 64 bits, then Barrett (33-bit reflected operands). */
 #define DROCE_CRC32_RED96 0x00000000ccaa009eull /* x^96 mod P */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * libFuzzer target: droce's VPCLMULQDQ CRC-32 (stack/wire/crc32_vpclmul.c)
+ * libFuzzer target: droce's VPCLMULQDQ CRC-32s (stack/wire/crc32_vpclmul.c, 256 and 512 bits)
  * must equal ISA-L's on any bytes, at any offset, from any chaining value,
  * and over any cut into two calls; the fused CRC-and-copy must give the
  * same CRC and exactly the bytes. The first 5 input bytes choose the seed
@@ -32,6 +32,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t want = droce_crc32_isal(seed, buf, n);
 	uint32_t got = droce_crc32_vpclmul(seed, buf, n);
 	uint32_t two = droce_crc32_vpclmul(droce_crc32_vpclmul(seed, buf, cut), buf + cut, n - cut);
+	if (droce_crc32_have_vpclmul512() && droce_crc32_vpclmul512(seed, buf, n) != want) {
+		fprintf(stderr, "fuzz_crc32: vpclmul512, %zu bytes, differs\n", n);
+		abort();
+	}
 	uint8_t *dst = malloc(n ? n : 1);
 	if (!dst) {
 		free(buf);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The VPCLMULQDQ CRC (stack/wire/crc32_vpclmul.c) against ISA-L's, which
+ * The VPCLMULQDQ CRCs (stack/wire/crc32_vpclmul.c, 256- and 512-bit) against ISA-L's, which
  * droce's ICRC used before it: the same value for every length 0..9000 at
  * every alignment 0..63 and random chaining values; reads stay inside the
  * buffer (guard pages on both sides); chaining over cuts equals one shot;
@@ -43,6 +43,22 @@ static bool have(void)
 	return false;
 }
 
+/* The folding CRCs this CPU runs: the 256-bit one, and the 512-bit one when
+ * it has AVX-512 VPCLMULQDQ (said when not). */
+static unsigned impls(droce_crc32_fn **fn, const char **name)
+{
+	unsigned n = 0;
+	fn[n] = droce_crc32_vpclmul;
+	name[n++] = "vpclmul";
+	if (droce_crc32_have_vpclmul512()) {
+		fn[n] = droce_crc32_vpclmul512;
+		name[n++] = "vpclmul512";
+	} else {
+		printf("note: no AVX-512 VPCLMULQDQ here; droce_crc32_vpclmul512 not run\n");
+	}
+	return n;
+}
+
 static void test_every_length_every_alignment(void **state)
 {
 	(void)state;
@@ -55,15 +71,20 @@ static void test_every_length_every_alignment(void **state)
 	assert_non_null(buf);
 	wt_rng_fill(&r, buf, MAX_LEN + MAX_ALIGN);
 	unsigned long bad = 0;
+	droce_crc32_fn *fn[2];
+	const char *name[2];
+	unsigned nf = impls(fn, name);
 	for (unsigned a = 0; a < MAX_ALIGN; a++) {
 		for (size_t n = 0; n <= MAX_LEN; n++) {
 			/* 0 (a fresh CRC), ~0, and random chaining values. */
 			uint32_t seed = n % 3 == 0 ? 0 : n % 3 == 1 ? 0xFFFFFFFFu : (uint32_t)wt_rng_next(&r);
 			uint32_t want = droce_crc32_isal(seed, buf + a, n);
-			uint32_t got = droce_crc32_vpclmul(seed, buf + a, n);
-			if (got != want && bad++ < 5)
-				print_error("align %u len %zu seed %08x: vpclmul %08x isal %08x\n", a, n,
-					    seed, got, want);
+			for (unsigned k = 0; k < nf; k++) {
+				uint32_t got = fn[k](seed, buf + a, n);
+				if (got != want && bad++ < 5)
+					print_error("align %u len %zu seed %08x: %s %08x isal %08x\n", a, n,
+						    seed, name[k], got, want);
+			}
 		}
 	}
 	free(buf);
@@ -88,9 +109,14 @@ static void test_reads_stay_inside(void **state)
 	assert_int_equal(mprotect(hi, (size_t)pg, PROT_NONE), 0);
 	struct wt_rng r = { wt_seed("vpclmul_guard", 0x5EED0102) };
 	wt_rng_fill(&r, lo, (size_t)(hi - lo));
+	droce_crc32_fn *fn[2];
+	const char *name[2];
+	unsigned nf = impls(fn, name);
 	for (size_t n = 0; n <= (size_t)(hi - lo); n += n < 600 ? 1 : 37) {
-		assert_int_equal(droce_crc32_vpclmul(0, hi - n, n), droce_crc32_isal(0, hi - n, n));
-		assert_int_equal(droce_crc32_vpclmul(0, lo, n), droce_crc32_isal(0, lo, n));
+		for (unsigned k = 0; k < nf; k++) {
+			assert_int_equal(fn[k](0, hi - n, n), droce_crc32_isal(0, hi - n, n));
+			assert_int_equal(fn[k](0, lo, n), droce_crc32_isal(0, lo, n));
+		}
 	}
 	munmap(m, span);
 }
@@ -107,13 +133,18 @@ static void test_chaining(void **state)
 	struct wt_rng r = { wt_seed("vpclmul_chain", 0x5EED0103) };
 	static uint8_t buf[9000];
 	wt_rng_fill(&r, buf, sizeof(buf));
+	droce_crc32_fn *fn[2];
+	const char *name[2];
+	unsigned nf = impls(fn, name);
 	for (int i = 0; i < 2000; i++) {
 		size_t n = wt_rng_below(&r, sizeof(buf) + 1);
 		size_t cut = wt_rng_below(&r, (uint32_t)n + 1);
-		uint32_t whole = droce_crc32_vpclmul(0, buf, n);
-		uint32_t two = droce_crc32_vpclmul(droce_crc32_vpclmul(0, buf, cut), buf + cut, n - cut);
-		assert_int_equal(whole, two);
-		assert_int_equal(whole, (uint32_t)crc32(0L, buf, (uInt)n));
+		for (unsigned k = 0; k < nf; k++) {
+			uint32_t whole = fn[k](0, buf, n);
+			uint32_t two = fn[k](fn[k](0, buf, cut), buf + cut, n - cut);
+			assert_int_equal(whole, two);
+			assert_int_equal(whole, (uint32_t)crc32(0L, buf, (uInt)n));
+		}
 	}
 	/* The CRC-32 check value (the catalogue's "check" for CRC-32/ISO-HDLC),
 	 * padded to reach the folding path: zero bytes first change nothing only
@@ -139,6 +170,10 @@ static void test_constants(void **state)
 {
 	(void)state;
 	assert_int_equal(droce_crc32_barrett_mu(), 0x104D101DFull); /* floor(x^64 / P) */
+	assert_int_equal(DROCE_CRC32_FOLD2048_HI, fold(2048 + 63));
+	assert_int_equal(DROCE_CRC32_FOLD2048_LO, fold(2048 - 1));
+	assert_int_equal(DROCE_CRC32_FOLD1536_HI, fold(1536 + 63));
+	assert_int_equal(DROCE_CRC32_FOLD1536_LO, fold(1536 - 1));
 	assert_int_equal(DROCE_CRC32_FOLD1024_HI, fold(1024 + 63));
 	assert_int_equal(DROCE_CRC32_FOLD1024_LO, fold(1024 - 1));
 	assert_int_equal(DROCE_CRC32_FOLD768_HI, fold(768 + 63));
@@ -149,6 +184,11 @@ static void test_constants(void **state)
 	assert_int_equal(DROCE_CRC32_FOLD256_LO, fold(256 - 1));
 	assert_int_equal(DROCE_CRC32_FOLD128_HI, fold(128 + 63));
 	assert_int_equal(DROCE_CRC32_FOLD128_LO, fold(128 - 1));
+	static const uint64_t ks[DROCE_CRC32_SHORT_CHUNKS][2] = DROCE_CRC32_SHORT_CONSTS;
+	for (unsigned d = 1; d < DROCE_CRC32_SHORT_CHUNKS; d++) {
+		assert_int_equal(ks[d][0], fold(128 * d + 63));
+		assert_int_equal(ks[d][1], fold(128 * d - 1));
+	}
 	assert_int_equal(DROCE_CRC32_RED96, red(96));
 	assert_int_equal(DROCE_CRC32_RED64, red(64));
 	assert_int_equal(DROCE_CRC32_MU, droce_crc32_reflect(droce_crc32_barrett_mu(), 33));
@@ -163,10 +203,16 @@ static void test_dispatch(void **state)
 	(void)state;
 	unsetenv("DROCE_CRC");
 	droce_crc32_fn *best = droce_crc32_select();
-	assert_ptr_equal(best, droce_crc32_have_vpclmul() ? droce_crc32_vpclmul : droce_crc32_isal);
-	assert_string_equal(droce_crc32_name(best), droce_crc32_have_vpclmul() ? "vpclmul" : "isal");
+	droce_crc32_fn *want = droce_crc32_have_vpclmul512() ? droce_crc32_vpclmul512
+			       : droce_crc32_have_vpclmul() ? droce_crc32_vpclmul : droce_crc32_isal;
+	assert_ptr_equal(best, want);
+	assert_string_equal(droce_crc32_name(best), want == droce_crc32_vpclmul512 ? "vpclmul512"
+						    : want == droce_crc32_vpclmul ? "vpclmul" : "isal");
 	setenv("DROCE_CRC", "isal", 1);
 	assert_ptr_equal(droce_crc32_select(), droce_crc32_isal);
+	setenv("DROCE_CRC", "vpclmul", 1);
+	assert_ptr_equal(droce_crc32_select(), droce_crc32_have_vpclmul() ? droce_crc32_vpclmul
+									   : droce_crc32_isal);
 	unsetenv("DROCE_CRC");
 	uint8_t b[300];
 	memset(b, 0xA5, sizeof(b));
@@ -247,6 +293,10 @@ static void test_leaves_upper_clean(void **state)
 		assert_int_equal(xinuse() & DIRTY_UPPER, 0);
 		if (droce_crc32_have_vpclmul()) {
 			droce_crc32_vpclmul(0, buf, n);
+			assert_int_equal(xinuse() & DIRTY_UPPER, 0);
+		}
+		if (droce_crc32_have_vpclmul512()) {
+			droce_crc32_vpclmul512(0, buf, n);
 			assert_int_equal(xinuse() & DIRTY_UPPER, 0);
 		}
 	}
