@@ -39,6 +39,7 @@ struct world {
 	struct droce_memlink *ml;
 	struct side s[2];
 	_Atomic int stop;
+	uint64_t rx_deadline; /* the receiver gives up here: a slow run fails, never hangs */
 	_Atomic unsigned long long bad, recv_done, send_done;
 };
 
@@ -133,11 +134,13 @@ static uint8_t byte_of(uint64_t msg, unsigned off)
 	return (uint8_t)(msg * 131u + off * 7u + 1u);
 }
 
-static void post_recv(struct droce_chan *ch, struct side *b, uint64_t slot)
+/* Spins while the command ring is full, but not past the stop: once the
+ * comm core has left nobody drains the ring (a slow run must fail, not hang). */
+static void post_recv(struct world *w, struct droce_chan *ch, struct side *b, uint64_t slot)
 {
 	struct droce_sge sge = {(uint64_t)(uintptr_t)(b->buf + slot * MSG_SIZE), MSG_SIZE, b->mr->lkey};
 	struct droce_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1};
-	while (droce_chan_post_recv(ch, b->qp, &wr) == -EAGAIN)
+	while (droce_chan_post_recv(ch, b->qp, &wr) == -EAGAIN && !atomic_load(&w->stop))
 		;
 }
 
@@ -148,9 +151,9 @@ static void *receiver(void *arg)
 	struct side *b = &w->s[1];
 	struct droce_chan *ch = droce_comm_chan(b->comm, 0);
 	for (uint64_t s = 0; s < SLOTS; s++)
-		post_recv(ch, b, s);
+		post_recv(w, ch, b, s);
 	uint64_t got = 0;
-	while (got < MSGS && !atomic_load(&w->stop)) {
+	while (got < MSGS && !atomic_load(&w->stop) && now_ns() < w->rx_deadline) {
 		struct droce_wc wc[16];
 		int n = droce_chan_poll_cq(ch, 16, wc);
 		for (int k = 0; k < n; k++) {
@@ -166,7 +169,7 @@ static void *receiver(void *arg)
 						break;
 					}
 			got++;
-			post_recv(ch, b, wc[k].wr_id);
+			post_recv(w, ch, b, wc[k].wr_id);
 		}
 	}
 	atomic_store(&w->recv_done, got);
@@ -184,6 +187,7 @@ static void test_comm_core_send_with_imm(void **state)
 	connect_side(w, 1);
 
 	pthread_t core, rx;
+	w->rx_deadline = now_ns() + 30ull * 1000000000ull;
 	assert_int_equal(pthread_create(&core, NULL, comm_core, w), 0);
 	assert_int_equal(pthread_create(&rx, NULL, receiver, w), 0);
 
