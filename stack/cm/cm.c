@@ -191,6 +191,14 @@ static struct cm_id *find_lcid(const struct droce_cm *cm, uint32_t lcid)
 	return NULL;
 }
 
+static bool lcid_taken(const struct droce_cm *cm, const struct cm_id *c)
+{
+	for (unsigned i = 0; i < cm->p.max_ids; i++)
+		if (&cm->ids[i] != c && cm->ids[i].state != DROCE_CM_IDLE && cm->ids[i].lcid == c->lcid)
+			return true;
+	return false;
+}
+
 /* A fresh slot with a communication ID unique among live ones and never 0. */
 static struct cm_id *alloc_id(struct droce_cm *cm, enum droce_cm_state st)
 {
@@ -202,7 +210,7 @@ static struct cm_id *alloc_id(struct droce_cm *cm, enum droce_cm_state st)
 		c->state = st;
 		do
 			c->lcid = (uint32_t)rng_next(&cm->rng);
-		while (c->lcid == 0 || find_lcid(cm, c->lcid) != c);
+		while (c->lcid == 0 || lcid_taken(cm, c));
 		return c;
 	}
 	return NULL;
