@@ -733,6 +733,20 @@ static enum droce_cm_rx rx_rej(struct droce_cm *cm, uint64_t now, const struct d
 		free_id(c);
 		return DROCE_CM_RX_OK;
 	}
+	case DROCE_CM_ESTABLISHED:
+		/* every RTU was lost and the passive side gave up on its REP
+		 * (12.9.6: REJ, timeout), or it holds the connection stale:
+		 * leaving would be a half-open QP, so we disconnect too */
+		if (c->active && r->msg_rejected == DROCE_CM_MSG_REP &&
+		    (r->reason == DROCE_CM_REJ_TIMEOUT || r->reason == DROCE_CM_REJ_STALE_CONN)) {
+			struct droce_cm_event ev;
+			enter_timewait(cm, c, now);
+			event_init(&ev, DROCE_CM_EV_DISCONNECTED, cm, c);
+			ev.reason = r->reason;
+			push_event(cm, &ev);
+			return DROCE_CM_RX_OK;
+		}
+		return DROCE_CM_RX_BAD_STATE;
 	default:
 		return DROCE_CM_RX_BAD_STATE;
 	}

@@ -125,7 +125,8 @@ enum droce_cm_event_type {
 	DROCE_CM_EV_CONNECT_RESPONSE, /* active: the REP; set the QP up, then droce_cm_establish() */
 	DROCE_CM_EV_ESTABLISHED,      /* both: RTU sent (active) / received (passive) */
 	DROCE_CM_EV_REJECTED,         /* the peer rejected; reason and private data set; id freed */
-	DROCE_CM_EV_DISCONNECTED,     /* DREQ received, or our DREQ answered / timed out */
+	DROCE_CM_EV_DISCONNECTED,     /* DREQ received, our DREQ answered / timed out, or the
+					 passive side gave up on its REP (REJ timeout) */
 	DROCE_CM_EV_TIMEOUT,          /* REQ or REP unanswered after every retry; id freed */
 };
 
@@ -138,7 +139,7 @@ struct droce_cm_event {
 	struct droce_cm_addr peer;
 	uint16_t src_port, dst_port; /* CONNECT_REQUEST: from the rdma_cm header */
 	struct droce_cm_qp_attr remote; /* CONNECT_REQUEST / CONNECT_RESPONSE */
-	uint16_t reason;             /* REJECTED: enum droce_cm_rej_reason */
+	uint16_t reason;             /* REJECTED, and DISCONNECTED by a REJ: enum droce_cm_rej_reason */
 	enum droce_cm_state state;   /* TIMEOUT: the state that timed out */
 	size_t private_data_len;
 	uint8_t private_data[DROCE_CM_PD_MAX];

@@ -424,6 +424,32 @@ static void test_lost_rtu(void **state)
 	expect_no_event(w->a.cm); /* no second ESTABLISHED on a */
 }
 
+/* Every RTU is lost: b gives up on its REP and says so with a REJ
+ * (timeout, message REP); a, which thought it was established, must not
+ * keep a half-open QP: it is told DISCONNECTED. */
+static void test_all_rtus_lost(void **state)
+{
+	struct world *w = *state;
+	int a;
+	int b = to_req_rcvd(w, &a);
+	assert_int_equal(droce_cm_accept(w->b.cm, w->now, b, &qp_b, NULL, 0), 0);
+	pump(w);
+	expect_event(w->a.cm, DROCE_CM_EV_CONNECT_RESPONSE);
+	w->a.drop[0x14] = 100;
+	assert_int_equal(droce_cm_establish(w->a.cm, w->now, a), 0);
+	expect_event(w->a.cm, DROCE_CM_EV_ESTABLISHED);
+	pump(w);
+	for (int i = 0; i < 20 && droce_cm_id_state(w->b.cm, b) != DROCE_CM_IDLE; i++)
+		next_timer(w);
+	struct droce_cm_event ev = expect_event(w->b.cm, DROCE_CM_EV_TIMEOUT);
+	assert_int_equal(ev.state, DROCE_CM_REP_SENT);
+	assert_int_equal(w->a.sent[0x14], 4); /* the RTU, then one per resent REP */
+	ev = expect_event(w->a.cm, DROCE_CM_EV_DISCONNECTED);
+	assert_int_equal(ev.id, a);
+	assert_int_equal(ev.reason, DROCE_CM_REJ_TIMEOUT);
+	ASSERT_STATE(w->a.cm, a, DROCE_CM_TIMEWAIT);
+}
+
 /* The passive side vanishes: a's REQ is resent max_cm_retries times, then TIMEOUT. */
 static void test_peer_vanishes_before_rep(void **state)
 {
@@ -775,6 +801,7 @@ int main(void)
 		T(test_lost_rep_and_req),
 		T(test_duplicate_req),
 		T(test_lost_rtu),
+		T(test_all_rtus_lost),
 		T(test_peer_vanishes_before_rep),
 		T(test_peer_vanishes_after_req),
 		T(test_disconnect),
