@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cm/cm.h"
+#include "wire/bytes.h"
 
 struct cm_id {
 	enum droce_cm_state state;
@@ -313,6 +314,12 @@ static void send_rej(struct droce_cm *cm, struct cm_id *c, uint8_t msg, uint16_t
 	m.u.rej.remote_comm_id = c->rcid;
 	m.u.rej.msg_rejected = msg;
 	m.u.rej.reason = reason;
+	if (reason == DROCE_CM_REJ_TIMEOUT) {
+		/* 12.6.7.2 table 112: a timeout REJ's ARI is the sender's CA
+		 * GUID; the peer may not know our ID yet but knows that */
+		m.u.rej.rej_info_len = 8;
+		droce_put_be64(m.u.rej.ari, cm->p.ca_guid);
+	}
 	copy_pd(m.u.rej.private_data, sizeof(m.u.rej.private_data), pd, pd_len);
 	send_msg(cm, c, &m);
 }
@@ -708,7 +715,19 @@ static enum droce_cm_rx rx_rej(struct droce_cm *cm, uint64_t now, const struct d
 			       const struct droce_cm_msg *m)
 {
 	const struct droce_cm_rej *r = &m->u.rej;
-	struct cm_id *c = find_lcid(cm, r->remote_comm_id);
+	struct cm_id *c = r->remote_comm_id ? find_lcid(cm, r->remote_comm_id) : NULL;
+	if (!c && r->reason == DROCE_CM_REJ_TIMEOUT && r->rej_info_len >= 8) {
+		/* an active side that timed out before it heard from us names
+		 * us by nothing but its own ID and CA GUID (the ARI) */
+		uint64_t guid = droce_get_be64(r->ari);
+		for (unsigned i = 0; i < cm->p.max_ids && !c; i++) {
+			struct cm_id *p = &cm->ids[i];
+			if ((p->state == DROCE_CM_REQ_RCVD || p->state == DROCE_CM_MRA_REQ_SENT ||
+			     p->state == DROCE_CM_REP_SENT) &&
+			    p->rcid == r->local_comm_id && p->remote_guid == guid && addr_eq(&p->peer, src))
+				c = p;
+		}
+	}
 	if (!c)
 		return DROCE_CM_RX_NO_MATCH;
 	if (!addr_eq(&c->peer, src))

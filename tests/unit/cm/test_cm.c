@@ -450,6 +450,26 @@ static void test_all_rtus_lost(void **state)
 	ASSERT_STATE(w->a.cm, a, DROCE_CM_TIMEWAIT);
 }
 
+/* b's consumer never answers and every MRA is lost: a gives up and its REJ
+ * (timeout) must free b's side although a never learnt b's communication
+ * ID: the REJ names a by its CA GUID in the ARI (12.6.7.2, as the kernel). */
+static void test_timeout_rej_frees_passive(void **state)
+{
+	struct world *w = *state;
+	int a;
+	int b = to_req_rcvd(w, &a);
+	w->b.drop[0x11] = 100;
+	for (int i = 0; i < 20 && droce_cm_id_state(w->a.cm, a) != DROCE_CM_IDLE; i++)
+		next_timer(w);
+	expect_event(w->a.cm, DROCE_CM_EV_TIMEOUT);
+	assert_int_equal(w->a.sent[0x12], 1);
+	struct droce_cm_event ev = expect_event(w->b.cm, DROCE_CM_EV_REJECTED);
+	assert_int_equal(ev.id, b);
+	assert_int_equal(ev.reason, DROCE_CM_REJ_TIMEOUT);
+	ASSERT_STATE(w->b.cm, b, DROCE_CM_IDLE);
+	assert_int_equal(droce_cm_accept(w->b.cm, w->now, b, &qp_b, NULL, 0), -EINVAL);
+}
+
 /* The passive side vanishes: a's REQ is resent max_cm_retries times, then TIMEOUT. */
 static void test_peer_vanishes_before_rep(void **state)
 {
@@ -802,6 +822,7 @@ int main(void)
 		T(test_duplicate_req),
 		T(test_lost_rtu),
 		T(test_all_rtus_lost),
+		T(test_timeout_rej_frees_passive),
 		T(test_peer_vanishes_before_rep),
 		T(test_peer_vanishes_after_req),
 		T(test_disconnect),
