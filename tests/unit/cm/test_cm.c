@@ -20,6 +20,9 @@
 #include "cm/cm.h"
 #include "cm/mad.h"
 #include "wire/bytes.h"
+#include "wire/opcode.h"
+#include "wire/parse.h"
+#include "wire_test_util.h"
 
 #define MS 1000000ull
 
@@ -810,6 +813,171 @@ static void test_queue_full(void **state)
 	droce_cm_destroy(cm);
 }
 
+/* The whole handshake over IPv6: GIDs and the rdma_cm header carry the
+ * 16-byte addresses. */
+static void test_ipv6(void **state)
+{
+	(void)state;
+	struct droce_cm_params p;
+	memset(&p, 0, sizeof(p));
+	p.local.ip_version = 6;
+	p.local.ip[0] = 0xFD;
+	p.local.ip[15] = 1;
+	p.seed = 5;
+	struct droce_cm *a = droce_cm_create(&p);
+	struct droce_cm_addr aa = p.local;
+	p.local.ip[15] = 2;
+	p.seed = 6;
+	struct droce_cm *b = droce_cm_create(&p);
+	struct droce_cm_addr ba = p.local;
+	assert_non_null(a);
+	assert_non_null(b);
+	int l = droce_cm_listen(b, 4791);
+	struct droce_cm_connect_param cp = { .dst = ba, .dst_port = 4791, .src_port = 7, .qp = qp_a };
+	int ia = droce_cm_connect(a, 0, &cp);
+	assert_true(ia >= 0);
+	struct droce_cm_out o;
+	struct droce_cm_msg m;
+	assert_int_equal(droce_cm_pop_mad(a, &o), 1);
+	assert_memory_equal(o.dst.ip, ba.ip, 16);
+	assert_int_equal(droce_mad_decode(o.mad, DROCE_MAD_LEN, &m), DROCE_MAD_OK);
+	assert_memory_equal(m.u.req.primary.local_gid, aa.ip, 16);
+	assert_memory_equal(m.u.req.primary.remote_gid, ba.ip, 16);
+	struct droce_cma_hdr h;
+	assert_int_equal(droce_cma_hdr_decode(m.u.req.private_data, DROCE_CM_REQ_PD_LEN, &h), 0);
+	assert_int_equal(h.ip_version, 6);
+	assert_memory_equal(h.src_ip, aa.ip, 16);
+	assert_int_equal(droce_cm_input(b, 0, &aa, DROCE_QP1_QKEY, o.mad, DROCE_MAD_LEN), DROCE_CM_RX_OK);
+	struct droce_cm_event ev;
+	assert_int_equal(droce_cm_pop_event(b, &ev), 1);
+	assert_int_equal(ev.type, DROCE_CM_EV_CONNECT_REQUEST);
+	assert_int_equal(ev.listen_id, l);
+	assert_memory_equal(ev.peer.ip, aa.ip, 16);
+	assert_int_equal(droce_cm_accept(b, 0, ev.id, &qp_b, NULL, 0), 0);
+	assert_int_equal(droce_cm_pop_mad(b, &o), 1);
+	assert_int_equal(droce_cm_input(a, 0, &ba, DROCE_QP1_QKEY, o.mad, DROCE_MAD_LEN), DROCE_CM_RX_OK);
+	assert_int_equal(droce_cm_pop_event(a, &ev), 1);
+	assert_int_equal(ev.type, DROCE_CM_EV_CONNECT_RESPONSE);
+	assert_int_equal(droce_cm_establish(a, 0, ia), 0);
+	assert_int_equal(droce_cm_pop_mad(a, &o), 1);
+	assert_int_equal(droce_cm_input(b, 0, &aa, DROCE_QP1_QKEY, o.mad, DROCE_MAD_LEN), DROCE_CM_RX_OK);
+	assert_int_equal(droce_cm_pop_event(b, &ev), 1);
+	assert_int_equal(ev.type, DROCE_CM_EV_ESTABLISHED);
+	droce_cm_destroy(a);
+	droce_cm_destroy(b);
+}
+
+/* ---- against rxe's rdma_cm (the shared captures) ---- */
+
+struct rxe_hs {
+	unsigned n;
+	uint8_t mad[5][DROCE_MAD_LEN];
+};
+
+static void grab(const struct wt_frame *f, void *arg)
+{
+	struct rxe_hs *hs = arg;
+	struct droce_pkt p;
+	if (strcmp(f->file, "rxe-write-read-ecn.pcap") != 0 || hs->n == 5 ||
+	    droce_parse(f->data, f->len, &p, 0) != DROCE_PARSE_OK ||
+	    p.h.bth.opcode != DROCE_OP_UD_SEND_ONLY || p.h.payload_len != DROCE_MAD_LEN)
+		return;
+	memcpy(hs->mad[hs->n++], p.payload, DROCE_MAD_LEN);
+}
+
+/* Our passive side takes rxe's REQ, our REP carries what rxe's does; our
+ * active side's REQ, to the same peer, matches rxe's in every field that is
+ * not an identifier, and takes rxe's REP. */
+static void test_against_rxe(void **state)
+{
+	(void)state;
+	struct rxe_hs hs = { 0 };
+	if (wt_corpus_for_each(grab, &hs) < 0)
+		skip();
+	assert_int_equal(hs.n, 5);
+	static const uint8_t act[4] = { 192, 168, 65, 5 }, pas[4] = { 192, 168, 65, 4 };
+	struct droce_cm_addr aa = { .ip_version = 4 }, pa = { .ip_version = 4 };
+	memcpy(aa.ip, act, 4);
+	memcpy(pa.ip, pas, 4);
+	struct droce_cm_msg rreq, rrep, ours;
+	assert_int_equal(droce_mad_decode(hs.mad[0], DROCE_MAD_LEN, &rreq), DROCE_MAD_OK);
+	assert_int_equal(droce_mad_decode(hs.mad[1], DROCE_MAD_LEN, &rrep), DROCE_MAD_OK);
+
+	/* passive: rxe's REQ -> CONNECT_REQUEST with rxe's QP */
+	struct droce_cm *b = make_cm(pas, 0x505400fffebf4369ull, 3);
+	assert_true(droce_cm_listen(b, 0x1d2f) >= 0);
+	assert_int_equal(droce_cm_input(b, 0, &aa, DROCE_QP1_QKEY, hs.mad[0], DROCE_MAD_LEN),
+			 DROCE_CM_RX_OK);
+	struct droce_cm_event ev;
+	assert_int_equal(droce_cm_pop_event(b, &ev), 1);
+	assert_int_equal(ev.type, DROCE_CM_EV_CONNECT_REQUEST);
+	assert_int_equal(ev.src_port, 0x93d7);
+	assert_int_equal(ev.remote.qpn, 0x11);
+	assert_int_equal(ev.remote.start_psn, 0xe1a47d);
+	assert_int_equal(ev.remote.path_mtu, 3);
+	assert_int_equal(ev.remote.retry_count, 7);
+	assert_int_equal(ev.remote.rnr_retry_count, 7);
+	assert_int_equal(ev.remote.local_ack_timeout, 0x13);
+	struct droce_cm_qp_attr q = { .qpn = rrep.u.rep.local_qpn, .start_psn = rrep.u.rep.starting_psn,
+				      .responder_resources = 1, .initiator_depth = 1,
+				      .rnr_retry_count = 7 };
+	assert_int_equal(droce_cm_accept(b, 0, ev.id, &q, rrep.u.rep.private_data,
+					 DROCE_CM_REP_PD_LEN), 0);
+	struct droce_cm_out o;
+	assert_int_equal(droce_cm_pop_mad(b, &o), 1);
+	assert_int_equal(droce_mad_decode(o.mad, DROCE_MAD_LEN, &ours), DROCE_MAD_OK);
+	/* rxe's REP but for our own communication ID and TID: byte for byte */
+	struct droce_cm_msg want = rrep;
+	want.u.rep.local_comm_id = ours.u.rep.local_comm_id;
+	uint8_t wbuf[DROCE_MAD_LEN];
+	droce_mad_encode(wbuf, sizeof(wbuf), &want);
+	assert_memory_equal(wbuf, o.mad, DROCE_MAD_LEN);
+	droce_cm_destroy(b);
+
+	/* active: our REQ to the same listener, rxe's REP back */
+	struct droce_cm_params p;
+	memset(&p, 0, sizeof(p));
+	p.local = aa;
+	p.ca_guid = rreq.u.req.local_ca_guid;
+	p.seed = 4;
+	p.flow_label = rreq.u.req.primary.flow_label;
+	struct droce_cm *a = droce_cm_create(&p); /* rdma_cm's defaults: timeout 20, 15 retries */
+	assert_non_null(a);
+	struct droce_cm_connect_param cp = {
+		.dst = pa, .dst_port = 0x1d2f, .src_port = 0x93d7,
+		.qp = { .qpn = 0x11, .start_psn = 0xe1a47d, .path_mtu = 3, .responder_resources = 1,
+			.initiator_depth = 1, .retry_count = 7, .rnr_retry_count = 7,
+			.local_ack_timeout = 0x13 },
+	};
+	int ia = droce_cm_connect(a, 0, &cp);
+	assert_true(ia >= 0);
+	assert_int_equal(droce_cm_pop_mad(a, &o), 1);
+	assert_int_equal(droce_mad_decode(o.mad, DROCE_MAD_LEN, &ours), DROCE_MAD_OK);
+	want = rreq;
+	want.hdr.tid = ours.hdr.tid;
+	want.u.req.local_comm_id = ours.u.req.local_comm_id;
+	droce_mad_encode(wbuf, sizeof(wbuf), &want);
+	assert_memory_equal(wbuf, o.mad, DROCE_MAD_LEN);
+
+	rrep.u.rep.remote_comm_id = ours.u.req.local_comm_id;
+	droce_mad_encode(wbuf, sizeof(wbuf), &rrep);
+	assert_int_equal(droce_cm_input(a, 0, &pa, DROCE_QP1_QKEY, wbuf, DROCE_MAD_LEN), DROCE_CM_RX_OK);
+	assert_int_equal(droce_cm_pop_event(a, &ev), 1);
+	assert_int_equal(ev.type, DROCE_CM_EV_CONNECT_RESPONSE);
+	assert_int_equal(ev.remote.qpn, 0x11);
+	assert_int_equal(ev.remote.start_psn, 0x8c84dd);
+	assert_int_equal(droce_cm_establish(a, 0, ia), 0);
+	/* our RTU is rxe's RTU for these IDs */
+	assert_int_equal(droce_cm_pop_mad(a, &o), 1);
+	struct droce_cm_msg rrtu;
+	assert_int_equal(droce_mad_decode(hs.mad[2], DROCE_MAD_LEN, &rrtu), DROCE_MAD_OK);
+	rrtu.hdr.tid = ours.hdr.tid;
+	rrtu.u.rtu.local_comm_id = ours.u.req.local_comm_id;
+	droce_mad_encode(wbuf, sizeof(wbuf), &rrtu);
+	assert_memory_equal(wbuf, o.mad, DROCE_MAD_LEN);
+	droce_cm_destroy(a);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -833,6 +1001,8 @@ int main(void)
 		T(test_bad_req),
 		T(test_api_errors),
 		T(test_queue_full),
+		T(test_ipv6),
+		T(test_against_rxe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
