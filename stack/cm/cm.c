@@ -577,9 +577,29 @@ static enum droce_cm_rx rx_req(struct droce_cm *cm, uint64_t now, const struct d
 			resend_last(cm, c);
 			cm->st.dup_answers++;
 			return DROCE_CM_RX_DUPLICATE;
+		case DROCE_CM_TIMEWAIT:
+			/* 12.9.8.4: the connection is gone; a REQ for it is stale */
+			send_rej_unmatched(cm, src, m, DROCE_CM_REJ_STALE_CONN);
+			return DROCE_CM_RX_REJECTED;
 		default:
 			return DROCE_CM_RX_DUPLICATE;
 		}
+	}
+
+	/* 12.9.8.4: a new REQ from a QP we still hold a connection with (the
+	 * peer restarted and lost it): refuse it as stale and end the old,
+	 * half-open one, as the kernel's cm_match_req does */
+	for (unsigned i = 0; i < cm->p.max_ids; i++) {
+		struct cm_id *c = &cm->ids[i];
+		bool remote_known = c->state != DROCE_CM_IDLE && c->state != DROCE_CM_LISTEN &&
+				    (!c->active || c->state >= DROCE_CM_REP_RCVD);
+		if (!remote_known || c->remote.qpn != r->local_qpn || c->remote_guid != r->local_ca_guid ||
+		    !addr_eq(&c->peer, src))
+			continue;
+		send_rej_unmatched(cm, src, m, DROCE_CM_REJ_STALE_CONN);
+		if (c->state == DROCE_CM_ESTABLISHED)
+			send_dreq(cm, c, now);
+		return DROCE_CM_RX_REJECTED;
 	}
 
 	uint16_t port;

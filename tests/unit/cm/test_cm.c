@@ -473,6 +473,53 @@ static void test_timeout_rej_frees_passive(void **state)
 	assert_int_equal(droce_cm_accept(w->b.cm, w->now, b, &qp_b, NULL, 0), -EINVAL);
 }
 
+/* a restarts (its CM state lost) and connects again with the same QPN
+ * while b still holds the old connection: b refuses the new REQ as stale
+ * (REJ 10) and ends the old, half-open one with a DREQ (12.9.8.4, as the
+ * kernel's cm_match_req). A REQ resent into TIMEWAIT is stale too. */
+static void test_stale_connection(void **state)
+{
+	struct world *w = *state;
+	int a;
+	int b = establish(w, &a);
+	droce_cm_destroy(w->a.cm);
+	static const uint8_t ia[4] = { 198, 18, 0, 1 };
+	w->a.cm = make_cm(ia, 0x0202020202020201ull, 77);
+	int a2 = connect_a(w, 7471, NULL);
+	pump(w);
+	struct droce_cm_event ev = expect_event(w->a.cm, DROCE_CM_EV_REJECTED);
+	assert_int_equal(ev.id, a2);
+	assert_int_equal(ev.reason, DROCE_CM_REJ_STALE_CONN);
+	expect_no_event(w->b.cm);
+	ASSERT_STATE(w->b.cm, b, DROCE_CM_DREQ_SENT);
+	for (int i = 0; i < 20 && droce_cm_id_state(w->b.cm, b) == DROCE_CM_DREQ_SENT; i++)
+		next_timer(w);
+	expect_event(w->b.cm, DROCE_CM_EV_DISCONNECTED);
+	ASSERT_STATE(w->b.cm, b, DROCE_CM_TIMEWAIT);
+
+	/* while b's old connection is in TIMEWAIT its QPN is still stale: REJ
+	 * 10; the same REQ with a fresh QPN is a new connection */
+	struct droce_cm_msg m;
+	uint8_t buf[DROCE_MAD_LEN];
+	int a3 = connect_a(w, 7471, NULL);
+	struct droce_cm_out o;
+	assert_int_equal(droce_cm_pop_mad(w->a.cm, &o), 1);
+	assert_int_equal(droce_cm_input(w->b.cm, w->now, &w->a.addr, DROCE_QP1_QKEY, o.mad, DROCE_MAD_LEN),
+			 DROCE_CM_RX_REJECTED);
+	struct droce_cm_out rej;
+	assert_int_equal(droce_cm_pop_mad(w->b.cm, &rej), 1);
+	assert_int_equal(droce_mad_decode(rej.mad, DROCE_MAD_LEN, &m), DROCE_MAD_OK);
+	assert_int_equal(m.u.rej.reason, DROCE_CM_REJ_STALE_CONN);
+	assert_int_equal(droce_mad_decode(o.mad, DROCE_MAD_LEN, &m), DROCE_MAD_OK);
+	m.u.req.local_qpn = 0x99;
+	droce_mad_encode(buf, sizeof(buf), &m);
+	assert_int_equal(droce_cm_input(w->b.cm, w->now, &w->a.addr, DROCE_QP1_QKEY, buf, DROCE_MAD_LEN),
+			 DROCE_CM_RX_OK);
+	expect_event(w->b.cm, DROCE_CM_EV_CONNECT_REQUEST);
+	ASSERT_STATE(w->b.cm, b, DROCE_CM_TIMEWAIT);
+	(void)a3;
+}
+
 /* The passive side vanishes: a's REQ is resent max_cm_retries times, then TIMEOUT. */
 static void test_peer_vanishes_before_rep(void **state)
 {
@@ -728,6 +775,7 @@ static void test_bad_req(void **state)
 	for (uint32_t i = 0; i < 8; i++) {
 		bad = m;
 		bad.u.req.local_comm_id = 0x1000 + i;
+		bad.u.req.local_qpn = 0x2000 + i; /* one QP each, or they are stale */
 		droce_mad_encode(buf, sizeof(buf), &bad);
 		inject(w, &w->b, buf, DROCE_QP1_QKEY, i < 7 ? DROCE_CM_RX_OK : DROCE_CM_RX_REJECTED);
 	}
@@ -991,6 +1039,7 @@ int main(void)
 		T(test_lost_rtu),
 		T(test_all_rtus_lost),
 		T(test_timeout_rej_frees_passive),
+		T(test_stale_connection),
 		T(test_peer_vanishes_before_rep),
 		T(test_peer_vanishes_after_req),
 		T(test_disconnect),
