@@ -4,7 +4,7 @@
  * function per incoming message and per consumer call; each checks the
  * state it is valid in and returns what it did. The last MAD sent for a
  * connection is kept encoded: the retry timer resends it and a duplicate
- * of the peer's previous message is answered with it (12.9.2: a resent REQ
+ * of the peer's previous message is answered with it (12.9: a resent REQ
  * gets the REP again, a resent REP the RTU, a resent DREQ the DREP).
  */
 #include <errno.h>
@@ -288,7 +288,7 @@ static void resend_last(struct droce_cm *cm, struct cm_id *c)
 	push_raw(cm, &c->peer, c->last_mad);
 }
 
-/* 12.9.3: wait for the peer's response timeout plus the round trip. */
+/* 12.9: wait for the peer's response timeout plus the round trip. */
 static void arm(struct droce_cm *cm, struct cm_id *c, uint64_t now, uint8_t timeout_exp)
 {
 	c->deadline = now + droce_cm_timeout_ns(timeout_exp) + 2 * cm->p.packet_lifetime_ns;
@@ -512,7 +512,7 @@ int droce_cm_disconnect(struct droce_cm *cm, uint64_t now, int id)
 	struct cm_id *c = get_id(cm, id);
 	if (!c)
 		return -EINVAL;
-	/* 12.9.6: a passive side still waiting for the RTU may disconnect */
+	/* 12.9: a passive side still waiting for the RTU may disconnect */
 	if (c->state != DROCE_CM_ESTABLISHED && c->state != DROCE_CM_REP_SENT)
 		return -EBADFD;
 	send_dreq(cm, c, now);
@@ -548,7 +548,7 @@ static enum droce_cm_rx rx_req(struct droce_cm *cm, uint64_t now, const struct d
 {
 	const struct droce_cm_req *r = &m->u.req;
 
-	/* 12.9.6.1: a REQ we already have a connection for is a resend */
+	/* 12.9: a REQ we already have a connection for is a resend */
 	for (unsigned i = 0; i < cm->p.max_ids; i++) {
 		struct cm_id *c = &cm->ids[i];
 		if (c->state == DROCE_CM_IDLE || c->state == DROCE_CM_LISTEN || c->active ||
@@ -578,7 +578,7 @@ static enum droce_cm_rx rx_req(struct droce_cm *cm, uint64_t now, const struct d
 			cm->st.dup_answers++;
 			return DROCE_CM_RX_DUPLICATE;
 		case DROCE_CM_TIMEWAIT:
-			/* 12.9.8.4: the connection is gone; a REQ for it is stale */
+			/* 12.6.7.2 reason 10, 12.9: the connection is gone; a REQ for it is stale */
 			send_rej_unmatched(cm, src, m, DROCE_CM_REJ_STALE_CONN);
 			return DROCE_CM_RX_REJECTED;
 		default:
@@ -586,7 +586,7 @@ static enum droce_cm_rx rx_req(struct droce_cm *cm, uint64_t now, const struct d
 		}
 	}
 
-	/* 12.9.8.4: a new REQ from a QP we still hold a connection with (the
+	/* 12.6.7.2 reason 10, 12.9: a new REQ from a QP we still hold a connection with (the
 	 * peer restarted and lost it): refuse it as stale and end the old,
 	 * half-open one, as the kernel's cm_match_req does */
 	for (unsigned i = 0; i < cm->p.max_ids; i++) {
@@ -689,7 +689,7 @@ static enum droce_cm_rx rx_rep(struct droce_cm *cm, uint64_t now, const struct d
 	case DROCE_CM_REP_RCVD:
 		return DROCE_CM_RX_DUPLICATE; /* the consumer has not confirmed yet */
 	case DROCE_CM_ESTABLISHED:
-		/* 12.9.5: our RTU was lost; the REP comes again */
+		/* 12.9: our RTU was lost; the REP comes again */
 		if (c->last_attr == DROCE_CM_ATTR_RTU) {
 			resend_last(cm, c);
 			cm->st.dup_answers++;
@@ -774,7 +774,7 @@ static enum droce_cm_rx rx_rej(struct droce_cm *cm, uint64_t now, const struct d
 	}
 	case DROCE_CM_ESTABLISHED:
 		/* every RTU was lost and the passive side gave up on its REP
-		 * (12.9.6: REJ, timeout), or it holds the connection stale:
+		 * (12.9: REJ, timeout), or it holds the connection stale:
 		 * leaving would be a half-open QP, so we disconnect too */
 		if (c->active && r->msg_rejected == DROCE_CM_MSG_REP &&
 		    (r->reason == DROCE_CM_REJ_TIMEOUT || r->reason == DROCE_CM_REJ_STALE_CONN)) {
@@ -834,14 +834,14 @@ static enum droce_cm_rx rx_dreq(struct droce_cm *cm, uint64_t now, const struct 
 	switch (c->state) {
 	case DROCE_CM_REP_SENT:    /* RTU lost, the active side already leaves */
 	case DROCE_CM_ESTABLISHED:
-	case DROCE_CM_DREQ_SENT:   /* both sides disconnect at once (12.9.7) */
+	case DROCE_CM_DREQ_SENT:   /* both sides disconnect at once (12.9) */
 		send_drep(cm, c);
 		enter_timewait(cm, c, now);
 		event_simple(cm, c, DROCE_CM_EV_DISCONNECTED, m->u.dreq.private_data,
 			     sizeof(m->u.dreq.private_data));
 		return DROCE_CM_RX_OK;
 	case DROCE_CM_TIMEWAIT:
-		/* 12.9.8: our DREP was lost; answer the resent DREQ */
+		/* 12.9: our DREP was lost; answer the resent DREQ */
 		if (c->last_attr == DROCE_CM_ATTR_DREP)
 			resend_last(cm, c);
 		else
@@ -905,7 +905,7 @@ enum droce_cm_rx droce_cm_input(struct droce_cm *cm, uint64_t now, const struct 
 
 /* ---- timers ---- */
 
-/* A REQ, REP or DREQ went unanswered for its timeout (12.9.3). */
+/* A REQ, REP or DREQ went unanswered for its timeout (12.9). */
 static void expire(struct droce_cm *cm, struct cm_id *c, uint64_t now)
 {
 	if (c->state == DROCE_CM_TIMEWAIT) {
@@ -922,7 +922,7 @@ static void expire(struct droce_cm *cm, struct cm_id *c, uint64_t now)
 		return;
 	}
 	if (c->state == DROCE_CM_DREQ_SENT) {
-		/* 12.9.7: no DREP is no reason to keep the QP: leave anyway */
+		/* 12.9: no DREP is no reason to keep the QP: leave anyway */
 		enter_timewait(cm, c, now);
 		event_simple(cm, c, DROCE_CM_EV_DISCONNECTED, NULL, 0);
 		return;

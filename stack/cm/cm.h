@@ -29,7 +29,7 @@
 
 #include "cm/mad.h"
 
-/* States (12.9.5 active, 12.9.6 passive, 12.9.7-8 established/disconnect). */
+/* States of the active and passive sides (IBTA vol 1 12.9 state diagrams). */
 #define DROCE_CM_STATES(X)   \
 	X(IDLE)              \
 	X(LISTEN)            \

@@ -475,7 +475,7 @@ static void test_timeout_rej_frees_passive(void **state)
 
 /* a restarts (its CM state lost) and connects again with the same QPN
  * while b still holds the old connection: b refuses the new REQ as stale
- * (REJ 10) and ends the old, half-open one with a DREQ (12.9.8.4, as the
+ * (REJ 10) and ends the old, half-open one with a DREQ (12.6.7.2 reason 10, 12.9, as the
  * kernel's cm_match_req). A REQ resent into TIMEWAIT is stale too. */
 static void test_stale_connection(void **state)
 {
