@@ -92,7 +92,7 @@ static bool addr_eq(const struct droce_cm_addr *a, const struct droce_cm_addr *b
 	       memcmp(a->ip, b->ip, a->ip_version == 4 ? 4 : 16) == 0;
 }
 
-/* RoCEv2 GID of an IP address: IPv4-mapped IPv6 for IPv4 (A17.4.1). */
+/* RoCEv2 GID of an IP address: IPv4-mapped IPv6 for IPv4 (Annex A17). */
 static void addr_to_gid(const struct droce_cm_addr *a, uint8_t gid[16])
 {
 	memset(gid, 0, 16);
@@ -315,7 +315,7 @@ static void send_rej(struct droce_cm *cm, struct cm_id *c, uint8_t msg, uint16_t
 	m.u.rej.msg_rejected = msg;
 	m.u.rej.reason = reason;
 	if (reason == DROCE_CM_REJ_TIMEOUT) {
-		/* 12.6.7.2 table 112: a timeout REJ's ARI is the sender's CA
+		/* 12.6.7.2: a timeout REJ's ARI is the sender's CA
 		 * GUID; the peer may not know our ID yet but knows that */
 		m.u.rej.rej_info_len = 8;
 		droce_put_be64(m.u.rej.ari, cm->p.ca_guid);
@@ -619,7 +619,7 @@ static enum droce_cm_rx rx_req(struct droce_cm *cm, uint64_t now, const struct d
 		send_rej_unmatched(cm, src, m, DROCE_CM_REJ_INVALID_TRANSPORT_TYPE);
 		return DROCE_CM_RX_REJECTED;
 	}
-	/* A11.6.1: a TCP port-space REQ must start with the rdma_cm header
+	/* A11: a TCP port-space REQ must start with the rdma_cm header
 	 * naming our address; the kernel rejects others as consumer rejects */
 	struct droce_cma_hdr h;
 	if (droce_cma_hdr_decode(r->private_data, sizeof(r->private_data), &h) != 0 ||
@@ -872,7 +872,7 @@ static enum droce_cm_rx rx_drep(struct droce_cm *cm, uint64_t now, const struct 
 static enum droce_cm_rx input(struct droce_cm *cm, uint64_t now, const struct droce_cm_addr *src,
 			      uint32_t qkey, const uint8_t *mad, size_t len)
 {
-	/* 10.2.5: QP1 only takes datagrams with the well-known Q_Key */
+	/* IBTA ch. 13 (GSI): QP1 only takes datagrams with the well-known Q_Key */
 	if (qkey != DROCE_QP1_QKEY)
 		return DROCE_CM_RX_BAD_QKEY;
 	if (!src || !addr_ok(src))

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * CM MAD codec (IBTA vol 1 13.4.2 header, 12.6 messages, A11.6.1 rdma_cm
+ * CM MAD codec (IBTA vol 1 13.4.2 header, 12.6 messages, A11 rdma_cm
  * header). Every read is at a fixed offset inside a buffer whose length was
  * checked to be exactly 256 bytes first, so no field read can run past it.
  */
@@ -123,7 +123,7 @@ static enum droce_mad_result get_req(const uint8_t *b, struct droce_cm_req *r)
 	memcpy(r->private_data, b + D(req, private_data), sizeof(r->private_data));
 	if (r->local_comm_id == 0)
 		return DROCE_MAD_BAD_COMM_ID;
-	/* 12.6.5: 3 is reserved; table 103's RC/UC/RD are 0/1/2 */
+	/* 12.6.5: 3 is reserved;'s RC/UC/RD are 0/1/2 */
 	if (r->transport_type == 3)
 		return DROCE_MAD_BAD_TRANSPORT;
 	/* 9.6.1 / 12.6.5: PMTU codes 1 (256) .. 5 (4096); 0 and 6+ reserved */

@@ -24,20 +24,20 @@
 #define DROCE_MAD_CM_CLASS_VERSION 2u
 #define DROCE_MAD_METHOD_GET 0x01u
 #define DROCE_MAD_METHOD_SET 0x02u
-#define DROCE_MAD_METHOD_SEND 0x03u /* every CM message is a Send (12.6.1) */
+#define DROCE_MAD_METHOD_SEND 0x03u /* every CM message is a Send (12.6) */
 #define DROCE_MAD_METHOD_GET_RESP 0x81u
 
-/* QP1 is addressed with this Q_Key (IBTA 10.2.5, "well-known Q_Key"). */
+/* QP1 is addressed with this Q_Key (the GSI's well-known Q_Key, IBTA ch. 13). */
 #define DROCE_QP1_QKEY 0x80010000u
 #define DROCE_QP1 1u
 
-/* rdma_cm port spaces (Annex A11.2.1 service IDs 0x0000000001PPpppp). */
+/* rdma_cm port spaces (Annex A11 service IDs 0x0000000001PPpppp). */
 #define DROCE_RDMA_PS_TCP 0x0106u
 #define DROCE_RDMA_PS_UDP 0x0111u
 #define DROCE_RDMA_PS_IB  0x013Fu
 #define DROCE_CM_SID_PREFIX 0x0000000001000000ull
 
-/** Service ID of an rdma_cm listener on TCP-space @p port (A11.2.1). */
+/** Service ID of an rdma_cm listener on TCP-space @p port (A11). */
 static inline uint64_t droce_cm_tcp_service_id(uint16_t port)
 {
 	return DROCE_CM_SID_PREFIX | (uint64_t)DROCE_RDMA_PS_TCP << 16 | port;
@@ -52,7 +52,7 @@ static inline bool droce_cm_sid_tcp_port(uint64_t sid, uint16_t *port)
 	return true;
 }
 
-/* CM attribute IDs (12.6.1 table 102). One list: enum, names, lengths. */
+/* CM attribute IDs (12.6). One list: enum and names. */
 #define DROCE_CM_ATTRS(X)          \
 	X(CLASS_PORT_INFO, 0x0001) \
 	X(REQ, 0x0010)             \
@@ -76,7 +76,7 @@ enum droce_cm_attr {
 /** Name of a CM attribute ID ("REQ"), or NULL when unknown. */
 const char *droce_cm_attr_name(uint16_t attr_id);
 
-/* REJ reasons (12.6.7.2 table 112; the numbers of Linux's ib_cm_rej_reason). */
+/* REJ reasons (12.6.7.2; the numbers of Linux's ib_cm_rej_reason). */
 #define DROCE_CM_REJ_REASONS(X)                           \
 	X(NO_QP, 1, "no QP available")                    \
 	X(NO_EEC, 2, "no EE context available")           \
@@ -156,7 +156,7 @@ const char *droce_mad_result_str(enum droce_mad_result r);
 
 /* ---- wire layouts (big-endian, byte arrays: no alignment assumed) ---- */
 
-/** MAD common header (13.4.2, figure 150). */
+/** MAD common header (13.4.2). */
 struct droce_mad_hdr_wire {
 	uint8_t base_version;
 	uint8_t mgmt_class;
@@ -171,7 +171,7 @@ struct droce_mad_hdr_wire {
 } __attribute__((packed));
 _Static_assert(sizeof(struct droce_mad_hdr_wire) == DROCE_MAD_HDR_LEN, "MAD header");
 
-/** One path of a REQ (12.6.5 table 103, bytes 52-95 / 96-139). */
+/** One path of a REQ (12.6.5, bytes 52-95 / 96-139). */
 struct droce_cm_path_wire {
 	uint8_t local_lid[2];
 	uint8_t remote_lid[2];
@@ -264,7 +264,7 @@ struct droce_cm_dreq_wire {
 } __attribute__((packed));
 _Static_assert(sizeof(struct droce_cm_dreq_wire) == DROCE_CM_DATA_LEN, "DREQ");
 
-/** rdma_cm's header at the start of a REQ's private data (A11.6.1, cma_hdr). */
+/** rdma_cm's header at the start of a REQ's private data (A11, cma_hdr). */
 struct droce_cma_hdr_wire {
 	uint8_t version;           /* 0 */
 	uint8_t ip_version;        /* 7:4 = 4 or 6 */
@@ -283,7 +283,7 @@ _Static_assert(sizeof(struct droce_cma_hdr_wire) == 36, "cma_hdr");
 #define DROCE_CM_DREQ_PD_LEN 220u
 #define DROCE_CM_DREP_PD_LEN 224u
 #define DROCE_CM_PD_MAX 224u
-/* What an rdma_cm consumer may put after the header in a REQ (A11.6.1). */
+/* What an rdma_cm consumer may put after the header in a REQ (A11). */
 #define DROCE_CMA_REQ_USER_PD_LEN (DROCE_CM_REQ_PD_LEN - DROCE_CMA_HDR_LEN)
 
 /* ---- decoded messages (host order) ---- */

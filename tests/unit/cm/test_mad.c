@@ -29,7 +29,7 @@
 static void test_layout(void **state)
 {
 	(void)state;
-	/* IBTA 12.6.5 table 103 byte offsets, counted from the MAD start */
+	/* IBTA 12.6.5 byte offsets, counted from the MAD start */
 	assert_int_equal(DROCE_MAD_HDR_LEN + offsetof(struct droce_cm_req_wire, service_id), 32);
 	assert_int_equal(DROCE_MAD_HDR_LEN + offsetof(struct droce_cm_req_wire, local_qkey), 52);
 	assert_int_equal(DROCE_MAD_HDR_LEN + offsetof(struct droce_cm_req_wire, pkey), 72);
@@ -424,7 +424,7 @@ static void corpus_frame(const struct wt_frame *f, void *arg)
 	if (droce_parse(f->data, f->len, &p, 0) != DROCE_PARSE_OK ||
 	    p.h.bth.opcode != DROCE_OP_UD_SEND_ONLY)
 		return;
-	/* a UD SEND to QP1 with QP1's Q_Key from QP1 (IBTA 13.5.1) */
+	/* a UD SEND to QP1 with QP1's Q_Key from QP1 (IBTA ch. 13, the GSI) */
 	assert_int_equal(p.h.bth.dqpn, 1);
 	assert_int_equal(p.h.ext.deth.qkey, DROCE_QP1_QKEY);
 	assert_int_equal(p.h.ext.deth.sqpn, 1);
