@@ -465,7 +465,7 @@ int droce_cm_reject(struct droce_cm *cm, uint64_t now, int id, const void *pd, s
 	uint8_t msg;
 	if (c->state == DROCE_CM_REQ_RCVD || c->state == DROCE_CM_MRA_REQ_SENT)
 		msg = DROCE_CM_MSG_REQ;
-	else if (c->state == DROCE_CM_REP_RCVD)
+	else if (c->state == DROCE_CM_REP_RCVD || c->state == DROCE_CM_MRA_REP_SENT)
 		msg = DROCE_CM_MSG_REP;
 	else
 		return -EBADFD;
@@ -479,7 +479,7 @@ int droce_cm_establish(struct droce_cm *cm, uint64_t now, int id)
 	struct cm_id *c = get_id(cm, id);
 	if (!c)
 		return -EINVAL;
-	if (c->state != DROCE_CM_REP_RCVD)
+	if (c->state != DROCE_CM_REP_RCVD && c->state != DROCE_CM_MRA_REP_SENT)
 		return -EBADFD;
 	struct droce_cm_msg m;
 	memset(&m, 0, sizeof(m));
@@ -513,7 +513,8 @@ int droce_cm_disconnect(struct droce_cm *cm, uint64_t now, int id)
 	if (!c)
 		return -EINVAL;
 	/* 12.9: a passive side still waiting for the RTU may disconnect */
-	if (c->state != DROCE_CM_ESTABLISHED && c->state != DROCE_CM_REP_SENT)
+	if (c->state != DROCE_CM_ESTABLISHED && c->state != DROCE_CM_REP_SENT &&
+	    c->state != DROCE_CM_MRA_REP_RCVD)
 		return -EBADFD;
 	send_dreq(cm, c, now);
 	return 0;
@@ -573,6 +574,7 @@ static enum droce_cm_rx rx_req(struct droce_cm *cm, uint64_t now, const struct d
 		}
 		case DROCE_CM_MRA_REQ_SENT:
 		case DROCE_CM_REP_SENT:
+		case DROCE_CM_MRA_REP_RCVD:
 			/* the MRA or the REP was lost: send it again */
 			resend_last(cm, c);
 			cm->st.dup_answers++;
@@ -686,8 +688,25 @@ static enum droce_cm_rx rx_rep(struct droce_cm *cm, uint64_t now, const struct d
 	case DROCE_CM_REQ_SENT:
 	case DROCE_CM_MRA_REQ_RCVD:
 		break;
-	case DROCE_CM_REP_RCVD:
-		return DROCE_CM_RX_DUPLICATE; /* the consumer has not confirmed yet */
+	case DROCE_CM_REP_RCVD: {
+		/* the consumer has not confirmed yet: ask the passive side to
+		 * wait (12.6.6, message REP) instead of resending */
+		struct droce_cm_msg a;
+		memset(&a, 0, sizeof(a));
+		droce_mad_hdr_init(&a.hdr, DROCE_CM_ATTR_MRA, c->tid);
+		a.u.mra.local_comm_id = c->lcid;
+		a.u.mra.remote_comm_id = c->rcid;
+		a.u.mra.msg_mraed = DROCE_CM_MSG_REP;
+		a.u.mra.service_timeout = cm->p.mra_service_timeout;
+		send_msg(cm, c, &a);
+		c->state = DROCE_CM_MRA_REP_SENT;
+		cm->st.dup_answers++;
+		return DROCE_CM_RX_DUPLICATE;
+	}
+	case DROCE_CM_MRA_REP_SENT:
+		resend_last(cm, c); /* the MRA was lost */
+		cm->st.dup_answers++;
+		return DROCE_CM_RX_DUPLICATE;
 	case DROCE_CM_ESTABLISHED:
 		/* 12.9: our RTU was lost; the REP comes again */
 		if (c->last_attr == DROCE_CM_ATTR_RTU) {
@@ -723,7 +742,7 @@ static enum droce_cm_rx rx_rtu(struct droce_cm *cm, uint64_t now, const struct d
 		return res;
 	if (c->active)
 		return DROCE_CM_RX_BAD_STATE;
-	if (c->state != DROCE_CM_REP_SENT)
+	if (c->state != DROCE_CM_REP_SENT && c->state != DROCE_CM_MRA_REP_RCVD)
 		return c->state == DROCE_CM_ESTABLISHED ? DROCE_CM_RX_DUPLICATE : DROCE_CM_RX_BAD_STATE;
 	c->state = DROCE_CM_ESTABLISHED;
 	c->deadline = 0;
@@ -743,7 +762,7 @@ static enum droce_cm_rx rx_rej(struct droce_cm *cm, uint64_t now, const struct d
 		for (unsigned i = 0; i < cm->p.max_ids && !c; i++) {
 			struct cm_id *p = &cm->ids[i];
 			if ((p->state == DROCE_CM_REQ_RCVD || p->state == DROCE_CM_MRA_REQ_SENT ||
-			     p->state == DROCE_CM_REP_SENT) &&
+			     p->state == DROCE_CM_REP_SENT || p->state == DROCE_CM_MRA_REP_RCVD) &&
 			    p->rcid == r->local_comm_id && p->remote_guid == guid && addr_eq(&p->peer, src))
 				c = p;
 		}
@@ -760,7 +779,9 @@ static enum droce_cm_rx rx_rej(struct droce_cm *cm, uint64_t now, const struct d
 	case DROCE_CM_REQ_SENT:
 	case DROCE_CM_MRA_REQ_RCVD:
 	case DROCE_CM_REP_RCVD:
+	case DROCE_CM_MRA_REP_SENT:
 	case DROCE_CM_REP_SENT:
+	case DROCE_CM_MRA_REP_RCVD:
 	case DROCE_CM_MRA_REQ_SENT:
 	case DROCE_CM_REQ_RCVD: {
 		struct droce_cm_event ev;
@@ -811,6 +832,14 @@ static enum droce_cm_rx rx_mra(struct droce_cm *cm, uint64_t now, const struct d
 		arm(cm, c, now, r->service_timeout);
 		return DROCE_CM_RX_DUPLICATE;
 	}
+	/* the same for our REP, from an active side slow to confirm it */
+	if ((c->state == DROCE_CM_REP_SENT || c->state == DROCE_CM_MRA_REP_RCVD) && !c->active &&
+	    r->msg_mraed == DROCE_CM_MSG_REP && r->local_comm_id == c->rcid) {
+		bool dup = c->state == DROCE_CM_MRA_REP_RCVD;
+		c->state = DROCE_CM_MRA_REP_RCVD;
+		arm(cm, c, now, r->service_timeout);
+		return dup ? DROCE_CM_RX_DUPLICATE : DROCE_CM_RX_OK;
+	}
 	return DROCE_CM_RX_BAD_STATE;
 }
 
@@ -833,6 +862,7 @@ static enum droce_cm_rx rx_dreq(struct droce_cm *cm, uint64_t now, const struct 
 		return res;
 	switch (c->state) {
 	case DROCE_CM_REP_SENT:    /* RTU lost, the active side already leaves */
+	case DROCE_CM_MRA_REP_RCVD:
 	case DROCE_CM_ESTABLISHED:
 	case DROCE_CM_DREQ_SENT:   /* both sides disconnect at once (12.9) */
 		send_drep(cm, c);
@@ -917,6 +947,8 @@ static void expire(struct droce_cm *cm, struct cm_id *c, uint64_t now)
 		cm->st.retransmits++;
 		if (c->state == DROCE_CM_MRA_REQ_RCVD)
 			c->state = DROCE_CM_REQ_SENT;
+		else if (c->state == DROCE_CM_MRA_REP_RCVD)
+			c->state = DROCE_CM_REP_SENT;
 		resend_last(cm, c);
 		arm(cm, c, now, c->peer_timeout);
 		return;
@@ -931,7 +963,8 @@ static void expire(struct droce_cm *cm, struct cm_id *c, uint64_t now)
 	 * (12.6.7.2 reason 4), then the consumer; never a half-open QP */
 	struct droce_cm_event ev;
 	event_init(&ev, DROCE_CM_EV_TIMEOUT, cm, c);
-	send_rej(cm, c, c->state == DROCE_CM_REP_SENT ? DROCE_CM_MSG_REP : DROCE_CM_MSG_REQ,
+	send_rej(cm, c, c->state == DROCE_CM_REP_SENT || c->state == DROCE_CM_MRA_REP_RCVD
+			 ? DROCE_CM_MSG_REP : DROCE_CM_MSG_REQ,
 		 DROCE_CM_REJ_TIMEOUT, NULL, 0);
 	push_event(cm, &ev);
 	free_id(c);

@@ -36,9 +36,11 @@
 	X(REQ_SENT)          \
 	X(MRA_REQ_RCVD)      \
 	X(REP_RCVD)          \
+	X(MRA_REP_SENT)      \
 	X(REQ_RCVD)          \
 	X(MRA_REQ_SENT)      \
 	X(REP_SENT)          \
+	X(MRA_REP_RCVD)      \
 	X(ESTABLISHED)       \
 	X(DREQ_SENT)         \
 	X(TIMEWAIT)
@@ -193,7 +195,7 @@ int droce_cm_accept(struct droce_cm *cm, uint64_t now, int id, const struct droc
 		    const void *pd, size_t pd_len);
 
 /**
- * Reject a REQ (passive, REQ_RCVD/MRA_REQ_SENT) or a REP (active, REP_RCVD)
+ * Reject a REQ (passive, REQ_RCVD/MRA_REQ_SENT) or a REP (active, REP_RCVD/MRA_REP_SENT)
  * with reason 28 "consumer reject" and up to 148 bytes of private data. The
  * id is freed.
  * @return 0, -EINVAL, -EBADFD.
@@ -202,13 +204,13 @@ int droce_cm_reject(struct droce_cm *cm, uint64_t now, int id, const void *pd, s
 
 /**
  * Active side, after CONNECT_RESPONSE (the QP is now RTR/RTS with the
- * peer's QPN and PSN): send the RTU, REP_RCVD -> ESTABLISHED.
+ * peer's QPN and PSN): send the RTU, REP_RCVD/MRA_REP_SENT -> ESTABLISHED.
  * @return 0, -EINVAL, -EBADFD.
  */
 int droce_cm_establish(struct droce_cm *cm, uint64_t now, int id);
 
 /**
- * Send a DREQ: ESTABLISHED (or REP_SENT) -> DREQ_SENT. DISCONNECTED follows
+ * Send a DREQ: ESTABLISHED (or REP_SENT/MRA_REP_RCVD) -> DREQ_SENT. DISCONNECTED follows
  * when the DREP arrives or the DREQ's retries run out.
  * @return 0, -EINVAL, -EBADFD.
  */

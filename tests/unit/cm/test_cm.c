@@ -406,6 +406,32 @@ static void test_duplicate_req(void **state)
 	expect_no_event(w->b.cm);
 }
 
+/* a's consumer is slow to confirm the REP: b's resent REP is answered with
+ * an MRA (message REP), which holds b's resends back; then the RTU. */
+static void test_mra_for_rep(void **state)
+{
+	struct world *w = *state;
+	int a;
+	int b = to_req_rcvd(w, &a);
+	assert_int_equal(droce_cm_accept(w->b.cm, w->now, b, &qp_b, NULL, 0), 0);
+	pump(w);
+	expect_event(w->a.cm, DROCE_CM_EV_CONNECT_RESPONSE);
+	next_timer(w); /* b resends the REP */
+	assert_int_equal(w->b.sent[0x13], 2);
+	assert_int_equal(w->a.sent[0x11], 1);
+	ASSERT_STATE(w->a.cm, a, DROCE_CM_MRA_REP_SENT);
+	ASSERT_STATE(w->b.cm, b, DROCE_CM_MRA_REP_RCVD);
+	advance(w, 10 * MS); /* beyond b's 4.4 ms REP timeout, within the MRA's 16.8 ms */
+	assert_int_equal(w->b.sent[0x13], 2);
+	expect_no_event(w->a.cm);
+	assert_int_equal(droce_cm_establish(w->a.cm, w->now, a), 0);
+	expect_event(w->a.cm, DROCE_CM_EV_ESTABLISHED);
+	pump(w);
+	expect_event(w->b.cm, DROCE_CM_EV_ESTABLISHED);
+	ASSERT_STATE(w->b.cm, b, DROCE_CM_ESTABLISHED);
+	assert_true(droce_cm_next_timer(w->b.cm) == UINT64_MAX);
+}
+
 /* The RTU is lost: b resends its REP, a answers with the RTU again. */
 static void test_lost_rtu(void **state)
 {
@@ -1036,6 +1062,7 @@ int main(void)
 		T(test_active_rejects_rep),
 		T(test_lost_rep_and_req),
 		T(test_duplicate_req),
+		T(test_mra_for_rep),
 		T(test_lost_rtu),
 		T(test_all_rtus_lost),
 		T(test_timeout_rej_frees_passive),
