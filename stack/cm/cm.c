@@ -863,6 +863,8 @@ static enum droce_cm_rx rx_dreq(struct droce_cm *cm, uint64_t now, const struct 
 	switch (c->state) {
 	case DROCE_CM_REP_SENT:    /* RTU lost, the active side already leaves */
 	case DROCE_CM_MRA_REP_RCVD:
+	case DROCE_CM_REP_RCVD:    /* the passive side left before our RTU */
+	case DROCE_CM_MRA_REP_SENT:
 	case DROCE_CM_ESTABLISHED:
 	case DROCE_CM_DREQ_SENT:   /* both sides disconnect at once (12.9) */
 		send_drep(cm, c);

@@ -432,6 +432,26 @@ static void test_mra_for_rep(void **state)
 	assert_true(droce_cm_next_timer(w->b.cm) == UINT64_MAX);
 }
 
+/* b disconnects before the RTU while a's consumer still holds the REP:
+ * a must not go on to ESTABLISHED against a peer that left. */
+static void test_dreq_before_rtu(void **state)
+{
+	struct world *w = *state;
+	int a;
+	int b = to_req_rcvd(w, &a);
+	assert_int_equal(droce_cm_accept(w->b.cm, w->now, b, &qp_b, NULL, 0), 0);
+	pump(w);
+	expect_event(w->a.cm, DROCE_CM_EV_CONNECT_RESPONSE);
+	assert_int_equal(droce_cm_disconnect(w->b.cm, w->now, b), 0);
+	pump(w);
+	struct droce_cm_event ev = expect_event(w->a.cm, DROCE_CM_EV_DISCONNECTED);
+	assert_int_equal(ev.id, a);
+	ASSERT_STATE(w->a.cm, a, DROCE_CM_TIMEWAIT);
+	assert_int_equal(droce_cm_establish(w->a.cm, w->now, a), -EBADFD);
+	expect_event(w->b.cm, DROCE_CM_EV_DISCONNECTED);
+	ASSERT_STATE(w->b.cm, b, DROCE_CM_TIMEWAIT);
+}
+
 /* The RTU is lost: b resends its REP, a answers with the RTU again. */
 static void test_lost_rtu(void **state)
 {
@@ -1063,6 +1083,7 @@ int main(void)
 		T(test_lost_rep_and_req),
 		T(test_duplicate_req),
 		T(test_mra_for_rep),
+		T(test_dreq_before_rtu),
 		T(test_lost_rtu),
 		T(test_all_rtus_lost),
 		T(test_timeout_rej_frees_passive),
