@@ -68,7 +68,7 @@ const char *droce_cm_rx_name(enum droce_cm_rx r)
 const char *droce_cm_event_name(enum droce_cm_event_type t)
 {
 	static const char *const n[] = { "CONNECT_REQUEST", "CONNECT_RESPONSE", "ESTABLISHED",
-					 "REJECTED", "DISCONNECTED", "TIMEOUT" };
+					 "REJECTED", "DISCONNECTED", "TIMEOUT", "TIMEWAIT_EXIT" };
 	return (unsigned)t < sizeof(n) / sizeof(n[0]) ? n[t] : "INVALID";
 }
 
@@ -941,6 +941,9 @@ enum droce_cm_rx droce_cm_input(struct droce_cm *cm, uint64_t now, const struct 
 static void expire(struct droce_cm *cm, struct cm_id *c, uint64_t now)
 {
 	if (c->state == DROCE_CM_TIMEWAIT) {
+		/* the peer can no longer confuse an old packet with a new
+		 * connection's: the QP may be reused */
+		event_simple(cm, c, DROCE_CM_EV_TIMEWAIT_EXIT, NULL, 0);
 		free_id(c);
 		return;
 	}

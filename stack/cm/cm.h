@@ -17,8 +17,8 @@
  * droce_cm per poll thread.
  *
  * Connection ids are small integers (slots). A slot returns to IDLE by
- * itself after REJECTED, TIMEOUT and the end of TIMEWAIT; the event that
- * ends a connection is the last one carrying its id.
+ * itself after REJECTED, TIMEOUT and TIMEWAIT_EXIT; the event that ends a
+ * connection is the last one carrying its id.
  */
 #ifndef DROCE_CM_CM_H
 #define DROCE_CM_CM_H
@@ -130,6 +130,7 @@ enum droce_cm_event_type {
 	DROCE_CM_EV_DISCONNECTED,     /* DREQ received, our DREQ answered / timed out, or the
 					 passive side gave up on its REP (REJ timeout) */
 	DROCE_CM_EV_TIMEOUT,          /* REQ or REP unanswered after every retry; id freed */
+	DROCE_CM_EV_TIMEWAIT_EXIT,    /* TIMEWAIT over: the QP may be reused; id freed */
 };
 
 const char *droce_cm_event_name(enum droce_cm_event_type t);

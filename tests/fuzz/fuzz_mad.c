@@ -86,7 +86,7 @@ static int take_event(struct end *e, unsigned max_ids, struct droce_cm_event *ev
 {
 	if (!droce_cm_pop_event(e->cm, ev))
 		return 0;
-	CHECK((unsigned)ev->type <= DROCE_CM_EV_TIMEOUT, "event %d", (int)ev->type);
+	CHECK((unsigned)ev->type <= DROCE_CM_EV_TIMEWAIT_EXIT, "event %d", (int)ev->type);
 	CHECK(ev->id >= 0 && (unsigned)ev->id < max_ids, "event id %d", ev->id);
 	CHECK(ev->private_data_len <= DROCE_CM_PD_MAX, "private data %zu", ev->private_data_len);
 	return 1;

@@ -636,6 +636,11 @@ static void test_disconnect(void **state)
 	advance(w, 5 * MS);
 	ASSERT_STATE(w->a.cm, a, DROCE_CM_IDLE);
 	ASSERT_STATE(w->b.cm, b, DROCE_CM_IDLE);
+	/* the QPs may be reused now (rdma_cm's TIMEWAIT_EXIT): the last event */
+	ev = expect_event(w->a.cm, DROCE_CM_EV_TIMEWAIT_EXIT);
+	assert_int_equal(ev.id, a);
+	ev = expect_event(w->b.cm, DROCE_CM_EV_TIMEWAIT_EXIT);
+	assert_int_equal(ev.id, b);
 	expect_no_event(w->a.cm);
 	expect_no_event(w->b.cm);
 }
