@@ -34,6 +34,7 @@ struct side {
 	unsigned dup[32];    /* deliver the next N of this attribute twice */
 	unsigned dropped;
 	enum droce_cm_rx last_rx;
+	uint8_t last[32][DROCE_MAD_LEN]; /* the last MAD put on the wire, per attribute */
 };
 
 struct world {
@@ -94,6 +95,7 @@ static unsigned deliver(struct world *w, struct side *from, struct side *to)
 		assert_int_equal(o.qkey, DROCE_QP1_QKEY);
 		assert_memory_equal(o.dst.ip, to->addr.ip, 4);
 		from->sent[attr & 0x1F]++;
+		memcpy(from->last[attr & 0x1F], o.mad, DROCE_MAD_LEN);
 		if (w->b_gone && (from == &w->b || to == &w->b))
 			continue;
 		if (from->drop[attr & 0x1F]) {
@@ -432,6 +434,27 @@ static void test_mra_for_rep(void **state)
 	assert_true(droce_cm_next_timer(w->b.cm) == UINT64_MAX);
 }
 
+/* The MRA's service timeout runs out: b resends its REP, a resends its MRA. */
+static void test_mra_for_rep_expires(void **state)
+{
+	struct world *w = *state;
+	int a;
+	int b = to_req_rcvd(w, &a);
+	assert_int_equal(droce_cm_accept(w->b.cm, w->now, b, &qp_b, NULL, 0), 0);
+	pump(w);
+	expect_event(w->a.cm, DROCE_CM_EV_CONNECT_RESPONSE);
+	next_timer(w);
+	ASSERT_STATE(w->b.cm, b, DROCE_CM_MRA_REP_RCVD);
+	next_timer(w); /* 16.8 ms later */
+	assert_int_equal(w->b.sent[0x13], 3);
+	assert_int_equal(w->a.sent[0x11], 2);
+	ASSERT_STATE(w->b.cm, b, DROCE_CM_MRA_REP_RCVD);
+	ASSERT_STATE(w->a.cm, a, DROCE_CM_MRA_REP_SENT);
+	assert_int_equal(droce_cm_establish(w->a.cm, w->now, a), 0);
+	pump(w);
+	expect_event(w->b.cm, DROCE_CM_EV_ESTABLISHED);
+}
+
 /* b disconnects before the RTU while a's consumer still holds the REP:
  * a must not go on to ESTABLISHED against a peer that left. */
 static void test_dreq_before_rtu(void **state)
@@ -632,6 +655,17 @@ static void test_disconnect(void **state)
 	ASSERT_STATE(w->a.cm, a, DROCE_CM_TIMEWAIT);
 	ASSERT_STATE(w->b.cm, b, DROCE_CM_TIMEWAIT);
 	assert_int_equal(droce_cm_disconnect(w->a.cm, w->now, a), -EBADFD);
+	/* a's REQ, delayed in the network until now: the connection it asks
+	 * for is in TIMEWAIT, so it is stale (REJ 10), not a new one */
+	assert_int_equal(droce_cm_input(w->b.cm, w->now, &w->a.addr, DROCE_QP1_QKEY, w->a.last[0x10],
+					DROCE_MAD_LEN), DROCE_CM_RX_REJECTED);
+	struct droce_cm_out o;
+	struct droce_cm_msg m;
+	assert_int_equal(droce_cm_pop_mad(w->b.cm, &o), 1);
+	assert_int_equal(droce_mad_decode(o.mad, DROCE_MAD_LEN, &m), DROCE_MAD_OK);
+	assert_int_equal(m.hdr.attr_id, DROCE_CM_ATTR_REJ);
+	assert_int_equal(m.u.rej.reason, DROCE_CM_REJ_STALE_CONN);
+	expect_no_event(w->b.cm);
 	/* TIMEWAIT ends by itself */
 	advance(w, 5 * MS);
 	ASSERT_STATE(w->a.cm, a, DROCE_CM_IDLE);
@@ -1088,6 +1122,7 @@ int main(void)
 		T(test_lost_rep_and_req),
 		T(test_duplicate_req),
 		T(test_mra_for_rep),
+		T(test_mra_for_rep_expires),
 		T(test_dreq_before_rtu),
 		T(test_lost_rtu),
 		T(test_all_rtus_lost),
