@@ -4,10 +4,12 @@
  * Ethernet CRC, reflected polynomial 0xEDB88320, init and final xor all
  * ones), chained like zlib's crc32(): pass the previous result, 0 to start.
  *
- * Two implementations, one answer (tests/unit/wire/test_icrc_vpclmul.c
+ * Three implementations, one answer (tests/unit/wire/test_icrc_vpclmul.c
  * checks every length 0..9000 at every alignment 0..63):
- *  - droce_crc32_vpclmul: our own folding with VPCLMULQDQ on 256-bit AVX2
- *    registers (stack/wire/crc32_vpclmul.c), for CPUs that have it;
+ *  - droce_crc32_vpclmul512: our own folding with VPCLMULQDQ on 512-bit
+ *    AVX-512 registers, for CPUs that have them;
+ *  - droce_crc32_vpclmul: the same folding on 256-bit AVX2 registers
+ *    (stack/wire/crc32_vpclmul.c), for CPUs with AVX2 + VPCLMULQDQ only;
  *  - droce_crc32_isal: ISA-L's crc32_gzip_refl, everywhere else.
  * droce_crc32() picks one at run time from cpuid (via the compiler's
  * __builtin_cpu_supports, which runs cpuid and xgetbv once at start-up), so

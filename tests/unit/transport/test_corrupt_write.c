@@ -41,10 +41,11 @@ struct fx {
 	uint8_t *a, *b;
 };
 
-static int setup(void **state)
+static int setup_ip(void **state, uint8_t ipv)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	pair_init(&f->p, NULL);
+	struct pair_opts po = {.ip_version = ipv};
+	pair_init(&f->p, &po);
 	conn_opts_default(&f->o); /* MTU 1024 */
 	f->o.timeout = 10;
 	pair_connect(&f->p, &f->c, &f->o);
@@ -55,6 +56,16 @@ static int setup(void **state)
 	f->P = f->o.sq_psn[SIDE_A];
 	*state = f;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_ip(state, 4);
+}
+
+static int setup6(void **state)
+{
+	return setup_ip(state, 6);
 }
 
 static int teardown(void **state)
@@ -143,6 +154,16 @@ static void test_middle_payload_byte(void **state)
 	dropped_icrc(f);
 }
 
+/* The same over IPv6 (BTH at 62, MIDDLE payload at 74): the ICRC's masked
+ * prefix is the IPv6 one. */
+static void test_middle_payload_byte_ipv6(void **state)
+{
+	struct fx *f = *state;
+	corrupt(f, DROCE_OP_RC_RDMA_WRITE_MIDDLE, f->P + 1, 74 + 300, 0x5A);
+	run_write(f, false);
+	dropped_icrc(f);
+}
+
 /* One payload byte of the LAST packet of a WRITE with immediate: no
  * receive completion for the bad frame, one after the retransmission. */
 static void test_last_payload_byte_imm(void **state)
@@ -224,6 +245,7 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_middle_payload_byte),
+		cmocka_unit_test_setup_teardown(test_middle_payload_byte_ipv6, setup6, teardown),
 		T(test_last_payload_byte_imm),
 		T(test_first_reth_va),
 		T(test_first_reth_rkey),
