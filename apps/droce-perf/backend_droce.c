@@ -140,6 +140,9 @@ static int d_open(struct perf *p, int eal_argc, char **eal_argv, const char *pro
 		return r;
 	cp.seed = rte_get_tsc_cycles();
 	cp.cc = p->o.cc;
+	if (p->o.timeout_mode)
+		cp.timeout_mode = p->o.timeout_mode;
+	cp.window_tune = p->o.window_tune;
 	if (p->o.window) {
 		cp.window_pkts = p->o.window;
 		cp.window_bytes = (uint64_t)p->o.window * p->o.mtu;
@@ -281,10 +284,22 @@ static void d_counters(const struct perf *p, struct perf_counters *c)
 	const struct droce_be *b = be(p);
 	if (!b)
 		return;
+	c->path = calloc(p->o.qps, sizeof(*c->path));
 	for (unsigned i = 0; i < p->o.qps; i++) {
 		struct droce_qp_stats s;
 		if (!b->qp[i] || droce_qp_get_stats(b->qp[i], &s))
 			continue;
+		if (c->path) {
+			struct perf_qp_path *q = &c->path[c->n_path++];
+			q->rtt_samples = s.rtt_samples;
+			q->rtt_min_ns = s.rtt_min_ns;
+			q->rtt_srtt_ns = s.rtt_srtt_ns;
+			q->rtt_var_ns = s.rtt_var_ns;
+			q->rto_ns = s.rto_ns;
+			q->window_pkts = s.window_pkts;
+			q->window_bytes = s.window_bytes;
+			q->timeout_mode = s.timeout_mode == DROCE_TIMEOUT_ADAPTIVE ? "adaptive" : "ibta";
+		}
 		c->retrans_timeout += s.retrans_timeout;
 		c->retrans_nak += s.retrans_nak;
 		c->retrans_pkts += s.retrans_pkts;

@@ -126,6 +126,7 @@ int main(int argc, char **argv)
 	struct perf_counters c;
 	perf_counters(&p, &c);
 	print_counters(&c);
+	report_paths(stdout, &c, 16);
 	perf_print_port(&p);
 	const char *check = !p.o.check ? "off" : (p.check_failed || r) ? "failed" : "ok";
 	if (p.o.check)
@@ -136,6 +137,7 @@ int main(int argc, char **argv)
 		if (j)
 			fprintf(stderr, "droce-perf: --json %s: %s\n", p.o.json, strerror(-j));
 	}
+	perf_counters_free(&c);
 	perf_teardown(&p);
 	if (r || p.check_failed) {
 		fprintf(stderr, "droce-perf: %s FAILED\n", perf_test_name(p.o.test));

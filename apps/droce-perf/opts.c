@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "opts.h"
 
+#include <droce/ctx.h>
 #include <droce/params.h>
 
 #include <errno.h>
@@ -43,8 +44,11 @@ void perf_usage(const char *prog)
 	       "      --iface IFNAME      set up an af_packet port on IFNAME\n"
 	       "      --capture FILE      write every frame sent and received to a pcap\n"
 	       "      --timeout SEC       give up when nothing progresses for SEC (default 10)\n"
-	       "      --cc NAME           congestion control: fixed (default), aimd, dcqcn\n"
+	       "      --cc NAME           congestion control: fixed (default), aimd, dcqcn, swift\n"
 	       "      --window PKTS       per-QP send window ceiling in packets (default %u)\n"
+	       "      --timeout-mode ibta|adaptive  ACK timeout: the QP's IBTA timeout (default), or\n"
+	       "                          RFC 6298's from the measured RTT with it as ceiling\n"
+	       "      --window-tune       the window follows the measured bandwidth-delay product\n"
 	       "      --backend droce|verbs  droce over a DPDK port (default), or any libibverbs\n"
 	       "                          device through rdma-core (rxe, ConnectX ...)\n"
 	       "      --ib-dev NAME       verbs device (default: the first one)\n"
@@ -89,7 +93,7 @@ static int parse_test(const char *s, enum perf_test *t)
 int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsigned errlen)
 {
 	enum { O_GBITS = 256, O_JSON, O_CHECK, O_IMPAIR, O_IP, O_MEMIF, O_IFACE, O_CAPTURE, O_TIMEOUT, O_CC, O_WINDOW,
-	       O_BACKEND, O_IBDEV, O_GIDX, O_IBPORT };
+	       O_BACKEND, O_IBDEV, O_GIDX, O_IBPORT, O_TMODE, O_WTUNE };
 	static const struct option longopts[] = {
 		{"size", required_argument, 0, 's'},    {"all", no_argument, 0, 'a'},
 		{"iters", required_argument, 0, 'n'},   {"duration", required_argument, 0, 'D'},
@@ -104,6 +108,7 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 		{"cc", required_argument, 0, O_CC},     {"window", required_argument, 0, O_WINDOW},
 		{"backend", required_argument, 0, O_BACKEND}, {"ib-dev", required_argument, 0, O_IBDEV},
 		{"gid-index", required_argument, 0, O_GIDX}, {"ib-port", required_argument, 0, O_IBPORT},
+		{"timeout-mode", required_argument, 0, O_TMODE}, {"window-tune", no_argument, 0, O_WTUNE},
 		{0, 0, 0, 0},
 	};
 	bool size_set = false, iters_set = false;
@@ -172,6 +177,15 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 			break;
 		}
 		case O_CC: o->cc = a; break;
+		case O_TMODE:
+			if (!strcmp(a, "ibta"))
+				o->timeout_mode = DROCE_TIMEOUT_IBTA;
+			else if (!strcmp(a, "adaptive"))
+				o->timeout_mode = DROCE_TIMEOUT_ADAPTIVE;
+			else
+				FAIL("bad --timeout-mode '%s' (ibta or adaptive)", a);
+			break;
+		case O_WTUNE: o->window_tune = true; break;
 		case O_WINDOW:
 			if (parse_u64(a, 1, 1u << 20, &v)) FAIL("bad --window '%s' (1..1048576 packets)", a);
 			o->window = (uint32_t)v; break;
@@ -216,8 +230,10 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 	if (o->memif && o->iface)
 		FAIL("--memif and --iface are exclusive");
 	if (o->backend == PERF_BACKEND_VERBS &&
-	    (o->memif || o->iface || o->impair || o->capture || o->cc || o->window || o->ip))
-		FAIL("--memif, --iface, --ip, --impair, --capture, --cc and --window are droce options; "
+	    (o->memif || o->iface || o->impair || o->capture || o->cc || o->window || o->ip ||
+	     o->timeout_mode || o->window_tune))
+		FAIL("--memif, --iface, --ip, --impair, --capture, --cc, --window, --timeout-mode and "
+		     "--window-tune are droce options; "
 		     "the verbs device has its own address and transport");
 	if (o->backend == PERF_BACKEND_DROCE && (o->ib_dev || o->gid_index >= 0 || o->ib_port != 1))
 		FAIL("--ib-dev, --gid-index and --ib-port need --backend verbs");

@@ -50,6 +50,8 @@ struct perf_opts {
 	double timeout;            /* --timeout: no progress for this long = dead peer */
 	const char *cc;            /* --cc: congestion control algorithm */
 	uint32_t window;           /* --window: per-QP send window ceiling, packets (0 = default) */
+	uint8_t timeout_mode;      /* --timeout-mode: enum droce_timeout_mode, 0 = the default */
+	bool window_tune;          /* --window-tune: window follows the measured BDP */
 	enum perf_backend_kind backend; /* --backend droce|verbs */
 	const char *ib_dev;        /* --ib-dev: verbs device (default: the first) */
 	int gid_index;             /* --gid-index: -1 = the first IPv4-mapped RoCEv2 GID */

@@ -112,6 +112,8 @@ void perf_check_fail(struct perf *p, const char *fmt, ...) __attribute__((format
 
 /** Fill the JSON counters from the backend. */
 void perf_counters(const struct perf *p, struct perf_counters *c);
+/** Free what perf_counters allocated. */
+void perf_counters_free(struct perf_counters *c);
 
 /** Server: post receives and fill READ targets before the ready handshake. */
 int perf_server_prepare(struct perf *p);

@@ -114,9 +114,36 @@ int report_json(const char *path, enum perf_test test, const struct bw_result *b
 	for (unsigned i = 0; i < c->n_drop; i++)
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", c->drop[i].reason,
 			(unsigned long long)c->drop[i].count);
-	fputs("}}}\n", f);
+	fputs("}}, \"qps\": [", f);
+	for (unsigned i = 0; i < c->n_path; i++) {
+		const struct perf_qp_path *q = &c->path[i];
+		fprintf(f, "%s{\"qp\": %u, \"rtt_samples\": %llu, \"rtt_min_us\": %.3f, "
+			"\"rtt_srtt_us\": %.3f, \"rtt_var_us\": %.3f, \"timeout_mode\": \"%s\", "
+			"\"timeout_us\": %.3f, \"window_pkts\": %u, \"window_bytes\": %llu}",
+			i ? ", " : "", i, (unsigned long long)q->rtt_samples, q->rtt_min_ns / 1e3,
+			q->rtt_srtt_ns / 1e3, q->rtt_var_ns / 1e3, q->timeout_mode, q->rto_ns / 1e3,
+			q->window_pkts, (unsigned long long)q->window_bytes);
+	}
+	fputs("]}\n", f);
 	int bad = ferror(f);
 	if (fclose(f) || bad)
 		return -EIO;
 	return 0;
+}
+
+void report_paths(FILE *f, const struct perf_counters *c, unsigned max)
+{
+	if (!c->n_path)
+		return;
+	fputs(" QP   RTT samples  min[usec]  srtt[usec]  rttvar[usec]  timeout[usec] mode      "
+	      "window[pkts]  window[KB]\n", f);
+	for (unsigned i = 0; i < c->n_path && i < max; i++) {
+		const struct perf_qp_path *q = &c->path[i];
+		fprintf(f, " %-4u %-12llu %-10.2f %-11.2f %-13.2f %-13.1f %-9s %-13u %llu\n", i,
+			(unsigned long long)q->rtt_samples, q->rtt_min_ns / 1e3, q->rtt_srtt_ns / 1e3,
+			q->rtt_var_ns / 1e3, q->rto_ns / 1e3, q->timeout_mode, q->window_pkts,
+			(unsigned long long)(q->window_bytes / 1024));
+	}
+	if (c->n_path > max)
+		fprintf(f, " ... %u more QPs (all of them in --json)\n", c->n_path - max);
 }

@@ -47,7 +47,22 @@ struct perf_counters {
 	uint64_t dup_reqs, out_of_seq;
 	unsigned n_drop;
 	struct { const char *reason; uint64_t count; } drop[64];
+	/* Per QP (droce backend; rdma-core exposes none of it): the RTT the
+	 * requester measured, the ACK timeout and window in use (issue 12). */
+	unsigned n_path;
+	struct perf_qp_path *path; /* n_path entries, malloc'd; perf_counters_free */
 };
+
+struct perf_qp_path {
+	uint64_t rtt_samples, rtt_min_ns, rtt_srtt_ns, rtt_var_ns;
+	uint64_t rto_ns;       /* the ACK timeout the QP arms next */
+	uint64_t window_bytes;
+	uint32_t window_pkts;
+	const char *timeout_mode; /* "ibta" or "adaptive" */
+};
+
+/** Print the per-QP path lines (at most @p max QPs, then a summary). */
+void report_paths(FILE *f, const struct perf_counters *c, unsigned max);
 
 /**
  * Write the JSON file: {"test", "results": [...], "check", "counters"}.

@@ -198,6 +198,13 @@ void perf_counters(const struct perf *p, struct perf_counters *c)
 		p->be->counters(p, c);
 }
 
+void perf_counters_free(struct perf_counters *c)
+{
+	free(c->path);
+	c->path = NULL;
+	c->n_path = 0;
+}
+
 void perf_print_port(const struct perf *p)
 {
 	if (p->be)

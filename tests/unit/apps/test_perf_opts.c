@@ -11,6 +11,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include <droce/ctx.h>
+
 #include "flow.h"
 #include "opts.h"
 #include "pattern.h"
@@ -80,6 +82,7 @@ static void test_bad_command_lines(void **state)
 		{"write_bw", "-D", "-1", NULL},
 		{"write_lat", "-q", "2", NULL},
 		{"write_bw", "--window", "0", NULL},
+		{"write_bw", "--timeout-mode", "rfc", NULL},
 	};
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = 0;
@@ -113,6 +116,8 @@ static void test_backend_options(void **state)
 		{"write_bw", "--ib-dev", "rxe0", NULL},
 		{"write_bw", "--gid-index", "1", NULL},
 		{"write_bw", "--backend", "verbs", "--gid-index", "256", NULL},
+		{"write_bw", "--backend", "verbs", "--timeout-mode", "adaptive", NULL},
+		{"write_bw", "--backend", "verbs", "--window-tune", NULL},
 	};
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(parse(&o, err, bad[i]), -EINVAL);
@@ -206,6 +211,24 @@ static void test_pattern(void **state)
 	assert_int_equal(pattern_check(a, sizeof(a), 7), 200);
 }
 
+/* --timeout-mode and --window-tune reach the context's parameters (issue 12). */
+static void test_rtt_options(void **state)
+{
+	struct perf_opts o;
+	char err[128];
+	const char *d[] = {"write_bw", NULL};
+	assert_int_equal(parse(&o, err, d), 0);
+	assert_int_equal(o.timeout_mode, 0); /* the library's default */
+	assert_false(o.window_tune);
+	const char *a[] = {"write_bw", "--timeout-mode", "adaptive", "--window-tune", NULL};
+	assert_int_equal(parse(&o, err, a), 0);
+	assert_int_equal(o.timeout_mode, DROCE_TIMEOUT_ADAPTIVE);
+	assert_true(o.window_tune);
+	const char *b[] = {"write_lat", "--timeout-mode", "ibta", NULL};
+	assert_int_equal(parse(&o, err, b), 0);
+	assert_int_equal(o.timeout_mode, DROCE_TIMEOUT_IBTA);
+}
+
 static void test_json(void **state)
 {
 	struct bw_result bw = {65536, 5000, 30.5, 29.25, 0.055};
@@ -230,6 +253,24 @@ static void test_json(void **state)
 	assert_non_null(strstr(buf, "\"bw_avg_gbps\": 29.250000"));
 	assert_non_null(strstr(buf, "\"check\": \"ok\""));
 	assert_non_null(strstr(buf, "\"BAD_ICRC\": 2"));
+	assert_non_null(strstr(buf, "\"qps\": []"));
+	/* per-QP RTT, timeout and window (issue 12) */
+	struct perf_qp_path q = {.rtt_samples = 10, .rtt_min_ns = 1500, .rtt_srtt_ns = 2250,
+				 .rtt_var_ns = 500, .rto_ns = 4250000, .window_bytes = 65536,
+				 .window_pkts = 16, .timeout_mode = "adaptive"};
+	c.n_path = 1;
+	c.path = &q;
+	assert_int_equal(report_json(path, PERF_WRITE_BW, &bw, NULL, 1, "ok", &c), 0);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	unlink(path);
+	assert_non_null(strstr(buf, "\"qps\": [{\"qp\": 0, \"rtt_samples\": 10, \"rtt_min_us\": 1.500, "
+				    "\"rtt_srtt_us\": 2.250, \"rtt_var_us\": 0.500, \"timeout_mode\": \"adaptive\", "
+				    "\"timeout_us\": 4250.000, \"window_pkts\": 16, \"window_bytes\": 65536}]"));
+	c.n_path = 0;
 	assert_int_equal(report_json("/nonexistent/dir/x.json", PERF_WRITE_BW, &bw, NULL, 1, "ok", &c), -2);
 }
 
@@ -244,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_atomic_size_is_8),
 		cmocka_unit_test(test_lat_stats),
 		cmocka_unit_test(test_pattern),
+		cmocka_unit_test(test_rtt_options),
 		cmocka_unit_test(test_json),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
