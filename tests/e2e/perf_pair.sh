@@ -45,6 +45,18 @@ for size in ${sizes//,/ }; do
   if ! grep -q '"check": *"ok"' "$work/client.json"; then
     echo "FAIL: $test size $size: JSON check is not ok"; cat "$work/client.json"; rc=1; continue
   fi
+  # Every QP of the client (the requester) measured its RTT and reports the
+  # timeout and window it uses (issue 12).
+  if ! /usr/bin/python3 - "$work/client.json" <<'PY'
+import json, sys
+qps = json.load(open(sys.argv[1]))["qps"]
+ok = qps and all(q["rtt_samples"] > 0 and 0 < q["rtt_min_us"] <= q["rtt_srtt_us"] + q["rtt_var_us"] * 4
+                 and q["timeout_us"] > 0 and q["window_pkts"] > 0 for q in qps)
+sys.exit(0 if ok else 1)
+PY
+  then
+    echo "FAIL: $test size $size: per-QP RTT/timeout/window missing"; cat "$work/client.json"; rc=1; continue
+  fi
   grep -E '^ *[0-9]+ +[0-9]+ ' "$work/client.out" | sed "s/^/$test $* : /"
   grep -E 'Counters' "$work/client.out" | sed "s/^/$test: /"
   port=$((port + 1))
