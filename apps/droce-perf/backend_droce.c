@@ -362,8 +362,10 @@ static void d_close(struct perf *p)
 	if (b->port)
 		droce_port_close(b->port);
 	droce_capture_close(b->cap);
-	if (b->eal)
-		rte_eal_cleanup();
+	/* No rte_eal_cleanup() (b->eal): in DPDK 22.11 it unmaps memory and frees
+	 * interrupt handles while the EAL interrupt thread may still dispatch a
+	 * memif peer's disconnect (SIGSEGV in rte_intr_fd_get after a good run);
+	 * EAL runs without shared files here, so the kernel frees all at exit. */
 	free(b);
 	p->bk = NULL;
 }
