@@ -148,6 +148,7 @@ int droce_destroy_qp(struct droce_qp *qp)
 		return -EINVAL;
 	struct droce_ctx *ctx = qp->ctx;
 	ready_remove(qp);
+	droce_timers_set(&ctx->timers, qp->index, UINT64_MAX); /* its timers die with it */
 	ctx->qps[qp->index] = NULL;
 	ctx->nqps--;
 	qp->scq->users--;
@@ -405,6 +406,7 @@ int droce_modify_qp(struct droce_qp *qp, const struct droce_qp_attr *attr, unsig
 		if (next == DROCE_QPS_RTS)
 			droce_qp_kick(qp);
 	}
+	droce_ctx_timer_fold(qp->ctx, qp); /* a reset or ERR cancelled its timers */
 	a->qp_state = qp->state;
 	return 0;
 }
@@ -423,8 +425,10 @@ static void flush_wr(struct droce_qp *qp, struct droce_cq *cq, uint64_t wr_id,
 		.byte_len = len,
 		.qp_num = qp->qpn,
 	};
-	if (droce_cq_push(cq, &wc) != 0)
+	if (droce_cq_push(cq, &wc) != 0) {
 		droce_tp_to_err(qp); /* 11.4.2.1: CQ overrun (no-op when already ERR) */
+		droce_ctx_timer_fold(qp->ctx, qp);
+	}
 }
 
 /* ------------------------------------------------------------ posting -- */
