@@ -7,7 +7,10 @@
  * at that N, from the engine's own structures and from malloc's count.
  *
  *   droce-bench-manyqp [-t SECONDS] [-n COUNT[:SQ_DEPTH]]... [-s SIZE]
- *                      [-d SQ_DEPTH] [-i INLINE] [-r ROUNDS]
+ *                      [-d SQ_DEPTH] [-i INLINE] [-r ROUNDS] [-w]
+ *
+ * -w: after every poll, ask both contexts for droce_ctx_next_deadline(), as
+ * a loop that sleeps until the next deadline (or a simulator) does.
  *
  * The default counts are 1:256, 1, 100, 1000, 10000: one QP with the deep SQ
  * of droce-bench-engine (its best) and every count with SQ_DEPTH (16) per QP.
@@ -26,6 +29,7 @@
  * to a QP only when one of its completions arrives (it never walks the QPs).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +128,7 @@ static uint32_t pow2(uint32_t v)
 struct cfg {
 	double secs;
 	uint32_t size, depth, inline_max;
+	bool ask_deadline;
 };
 
 struct count {
@@ -199,6 +204,8 @@ static int post(struct side *s, uint32_t q, unsigned k, const struct cfg *c, uin
 	}
 	return 0;
 }
+
+static volatile uint64_t deadline_sink; /* keeps -w's calls */
 
 static int run(uint32_t n, const struct cfg *c, struct result *res)
 {
@@ -282,6 +289,11 @@ static int run(uint32_t n, const struct cfg *c, struct result *res)
 	while (t < end) {
 		droce_ctx_poll(s[0].ctx, t);
 		droce_ctx_poll(s[1].ctx, t);
+		if (c->ask_deadline) {
+			uint64_t d = droce_ctx_next_deadline(s[0].ctx);
+			uint64_t e = droce_ctx_next_deadline(s[1].ctx);
+			deadline_sink += d < e ? d : e;
+		}
 		int k = droce_poll_cq(s[0].cq, 64, wc);
 		if (k < 0) {
 			fprintf(stderr, "CQ overflow\n");
@@ -331,7 +343,7 @@ int main(int argc, char **argv)
 	struct count counts[MAX_COUNTS];
 	unsigned ncounts = 0, rounds = 3;
 	int o;
-	while ((o = getopt(argc, argv, "t:n:s:d:i:r:h")) != -1) {
+	while ((o = getopt(argc, argv, "t:n:s:d:i:r:wh")) != -1) {
 		switch (o) {
 		case 't': c.secs = atof(optarg); break;
 		case 'n': {
@@ -347,8 +359,9 @@ int main(int argc, char **argv)
 		case 'd': c.depth = (uint32_t)atoi(optarg); break;
 		case 'i': c.inline_max = (uint32_t)atoi(optarg); break;
 		case 'r': rounds = (unsigned)atoi(optarg); break;
+		case 'w': c.ask_deadline = true; break;
 		default:
-			fprintf(stderr, "usage: %s [-t SECONDS] [-n COUNT]... [-s SIZE] [-d SQ_DEPTH] [-i INLINE] [-r ROUNDS]\n",
+			fprintf(stderr, "usage: %s [-t SECONDS] [-n COUNT]... [-s SIZE] [-d SQ_DEPTH] [-i INLINE] [-r ROUNDS] [-w]\n",
 				argv[0]);
 			return o == 'h' ? 0 : 2;
 		}
@@ -374,8 +387,9 @@ int main(int argc, char **argv)
 	if (c.size == 0 || c.size > 1u << 20)
 		c.size = 4096;
 	printf("droce many-QP benchmark: 2 contexts, 1 thread, RDMA WRITE %u B A->B on every QP, "
-	       "MTU 4096, inline %u, %.1f s per run, %u interleaved rounds\n",
-	       c.size, c.inline_max, c.secs, rounds);
+	       "MTU 4096, inline %u, %.1f s per run, %u interleaved rounds%s\n",
+	       c.size, c.inline_max, c.secs, rounds,
+	       c.ask_deadline ? ", next deadline asked after every poll" : "");
 	static struct result r[MAX_ROUNDS][MAX_COUNTS];
 	for (unsigned k = 0; k < rounds; k++)
 		for (unsigned i = 0; i < ncounts; i++) {
