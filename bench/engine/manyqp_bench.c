@@ -140,6 +140,7 @@ struct result {
 	double qp_struct_bytes;  /* per QP, from the engine's structure sizes */
 	double qp_malloc_bytes;  /* per QP, malloc's in-use bytes after / before creating them */
 	unsigned long long retrans;
+	double setup_ms, teardown_ms; /* creating + connecting, destroying all QPs (both sides) */
 };
 
 struct side {
@@ -245,6 +246,7 @@ static int run(uint32_t n, const struct cfg *c, struct result *res)
 		}
 	}
 	struct mallinfo2 m0 = mallinfo2();
+	uint64_t ts0 = now_ns();
 	for (uint32_t q = 0; q < n; q++) {
 		for (int i = 0; i < 2; i++) {
 			struct droce_qp_init_attr ia;
@@ -267,6 +269,7 @@ static int run(uint32_t n, const struct cfg *c, struct result *res)
 			return -1;
 		}
 	}
+	res->setup_ms = (double)(now_ns() - ts0) / 1e6;
 	struct mallinfo2 m1 = mallinfo2();
 	res->qp_malloc_bytes = (double)(m1.uordblks - m0.uordblks) / (2.0 * n);
 	/* The QP object and its rings, plus the context's slots for it (QP
@@ -322,8 +325,15 @@ static int run(uint32_t n, const struct cfg *c, struct result *res)
 		droce_qp_get_stats(s[0].qp[q], &qs);
 		res->retrans += qs.retrans_pkts;
 	}
+	/* Every QP still has work queued (on the ready list): the teardown an
+	 * application that stops mid-stream does. */
+	uint64_t td0 = now_ns();
+	for (int i = 0; i < 2; i++)
+		for (uint32_t q = 0; q < n; q++)
+			droce_destroy_qp(s[i].qp[q]);
+	res->teardown_ms = (double)(now_ns() - td0) / 1e6;
 	for (int i = 0; i < 2; i++) {
-		droce_ctx_destroy(s[i].ctx); /* its QPs, MR and CQ with it */
+		droce_ctx_destroy(s[i].ctx); /* its MR and CQ with it */
 		free(s[i].qp);
 		free(s[i].mem);
 		free(l.d[i].buf);
@@ -397,8 +407,10 @@ int main(int argc, char **argv)
 			ci.depth = counts[i].depth;
 			if (run(counts[i].n, &ci, &r[k][i]))
 				return 1;
-			printf("round %u  %6u QPs  SQ %4u  %8.2f Gbit/s  %10.0f msg/s  retrans %llu\n", k + 1,
-			       counts[i].n, ci.depth, r[k][i].gbps, r[k][i].mps, r[k][i].retrans);
+			printf("round %u  %6u QPs  SQ %4u  %8.2f Gbit/s  %10.0f msg/s  retrans %llu  "
+			       "setup %.1f ms  teardown %.1f ms\n",
+			       k + 1, counts[i].n, ci.depth, r[k][i].gbps, r[k][i].mps, r[k][i].retrans,
+			       r[k][i].setup_ms, r[k][i].teardown_ms);
 			fflush(stdout);
 		}
 	double med[MAX_COUNTS], lo[MAX_COUNTS], hi[MAX_COUNTS], base = 0;
