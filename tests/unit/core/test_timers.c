@@ -267,12 +267,109 @@ static void test_engine_deadline_matches_scan(void **state)
 	bed_free(b);
 }
 
+/* The context's QP table and transmit list with many QPs: a destroyed QP's
+ * slot is the next one handed out (lowest free index first, as QPNs always
+ * were), and destroying QPs at the head, in the middle and at the tail of
+ * the transmit list, while they wait there, leaves every other QP its turn. */
+static void test_qp_slots_and_ready_list(void **state)
+{
+	(void)state;
+	struct bed *b = bed_new(DROCE_MTU_1024, 100, 200);
+	assert_non_null(b);
+	enum { N = 12 };
+	struct droce_qp *qa[N], *qb[N], *own0 = b->s[0].qp, *own1 = b->s[1].qp;
+	unsigned acc = DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE;
+	struct droce_qp_init_attr ia;
+	memset(&ia, 0, sizeof(ia));
+	ia.cap.max_send_wr = 8;
+	ia.cap.max_recv_wr = 8;
+	for (unsigned k = 0; k < N; k++) {
+		for (int s = 0; s < 2; s++) {
+			ia.send_cq = b->s[s].scq;
+			ia.recv_cq = b->s[s].rcq;
+			b->s[s].qp = droce_create_qp(b->s[s].ctx, &ia);
+			assert_non_null(b->s[s].qp);
+		}
+		assert_int_equal(bed_connect_qp(b, 0, acc, 200, 100, 10, 7, 7), 0);
+		assert_int_equal(bed_connect_qp(b, 1, acc, 100, 200, 10, 7, 7), 0);
+		qa[k] = b->s[0].qp;
+		qb[k] = b->s[1].qp;
+	}
+	/* Slots: free 3 and 7, the next two creates get them, lowest first. */
+	uint32_t n3 = droce_qp_num(qa[3]), n7 = droce_qp_num(qa[7]);
+	assert_int_equal(droce_destroy_qp(qa[7]), 0);
+	assert_int_equal(droce_destroy_qp(qa[3]), 0);
+	ia.send_cq = b->s[0].scq;
+	ia.recv_cq = b->s[0].rcq;
+	struct droce_qp *x = droce_create_qp(b->s[0].ctx, &ia), *y = droce_create_qp(b->s[0].ctx, &ia);
+	assert_non_null(x);
+	assert_non_null(y);
+	assert_int_equal(droce_qp_num(x), n3);
+	assert_int_equal(droce_qp_num(y), n7);
+	assert_int_equal(droce_destroy_qp(x), 0);
+	assert_int_equal(droce_destroy_qp(y), 0);
+	qa[3] = qa[7] = NULL;
+	/* Every live QP of side A posts one write: all wait on the transmit list. */
+	uint8_t *src = calloc(1, 4096), *dst = calloc(1, 4096 * N);
+	for (unsigned i = 0; i < 4096; i++)
+		src[i] = (uint8_t)(i * 7 + 1);
+	struct droce_mr *ms = droce_reg_mr(b->s[0].ctx, src, 4096, DROCE_ACCESS_LOCAL_WRITE);
+	struct droce_mr *md = droce_reg_mr(b->s[1].ctx, dst, 4096 * N, acc);
+	assert_non_null(ms);
+	assert_non_null(md);
+	for (unsigned k = 0; k < N; k++) {
+		if (!qa[k])
+			continue;
+		struct droce_sge sge = { .addr = (uintptr_t)src, .length = 4096, .lkey = ms->lkey };
+		struct droce_send_wr wr = {
+			.wr_id = k, .sg_list = &sge, .num_sge = 1,
+			.opcode = DROCE_WR_RDMA_WRITE, .send_flags = DROCE_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = (uintptr_t)dst + 4096u * k, .rkey = md->rkey },
+		};
+		assert_int_equal(droce_post_send(qa[k], &wr, NULL), 0);
+	}
+	/* Head (QP 0 posted first), middle and tail go. */
+	bool gone[N] = { false };
+	const unsigned kill[] = { 0, 5, N - 1 };
+	for (unsigned i = 0; i < 3; i++) {
+		assert_int_equal(droce_destroy_qp(qa[kill[i]]), 0);
+		qa[kill[i]] = NULL;
+		gone[kill[i]] = true;
+	}
+	gone[3] = gone[7] = true;
+	bed_run(b, 10000, UINT64_MAX);
+	struct droce_wc wc[2 * N];
+	int got = droce_poll_cq(b->s[0].scq, 2 * N, wc);
+	int want = 0;
+	for (unsigned k = 0; k < N; k++) {
+		bool wrote = memcmp(dst + 4096u * k, src, 4096) == 0;
+		assert_true(wrote == !gone[k]);
+		want += !gone[k];
+	}
+	assert_int_equal(got, want);
+	for (int i = 0; i < got; i++)
+		assert_int_equal(wc[i].status, DROCE_WC_SUCCESS);
+	for (unsigned k = 0; k < N; k++) {
+		if (qa[k])
+			droce_destroy_qp(qa[k]);
+		droce_destroy_qp(qb[k]);
+	}
+	droce_dereg_mr(ms);
+	droce_dereg_mr(md);
+	free(src);
+	free(dst);
+	b->s[0].qp = own0;
+	b->s[1].qp = own1;
+	bed_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_against_reference),
 		cmocka_unit_test(test_edges),
 		cmocka_unit_test(test_engine_deadline_matches_scan),
+		cmocka_unit_test(test_qp_slots_and_ready_list),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
