@@ -200,7 +200,7 @@ struct droce_qp {
 	uint8_t timeout_mode;         /* enum droce_timeout_mode; DEFAULT = the context's */
 
 	/* ---- scheduling ---- */
-	struct droce_qp *ready_next;
+	struct droce_qp *ready_next, *ready_prev; /* doubly linked: destroy unlinks in O(1) */
 	bool in_ready;
 };
 
@@ -215,6 +215,7 @@ struct droce_ctx {
 	struct droce_qp **qps;        /* by index; QPN = index + DROCE_QPN_BASE */
 	uint32_t nqps;
 	uint32_t qp_hi;               /* one past the highest index ever used */
+	uint32_t qp_free;             /* every index below it is in use (create starts here) */
 	struct droce_mr_slot *mrs;
 	uint32_t nmrs_used;
 	struct droce_qp *ready_head, *ready_tail;

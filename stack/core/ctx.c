@@ -156,6 +156,7 @@ void droce_qp_kick(struct droce_qp *qp)
 		return;
 	qp->in_ready = true;
 	qp->ready_next = NULL;
+	qp->ready_prev = ctx->ready_tail;
 	if (ctx->ready_tail)
 		ctx->ready_tail->ready_next = qp;
 	else
@@ -178,7 +179,9 @@ static struct droce_qp *ready_pop(struct droce_ctx *ctx)
 {
 	struct droce_qp *qp = ctx->ready_head;
 	ctx->ready_head = qp->ready_next;
-	if (!ctx->ready_head)
+	if (ctx->ready_head)
+		ctx->ready_head->ready_prev = NULL;
+	else
 		ctx->ready_tail = NULL;
 	qp->ready_next = NULL;
 	qp->in_ready = false;
