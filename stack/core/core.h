@@ -23,6 +23,7 @@
 #include "cc/cc.h"
 #include "core/drop.h"
 #include "core/icrc_fast.h"
+#include "core/timers.h"
 #include "transport/rtt.h"
 #include "transport/tp.h"
 #include "wire/fields.h"
@@ -199,7 +200,7 @@ struct droce_qp {
 	uint8_t timeout_mode;         /* enum droce_timeout_mode; DEFAULT = the context's */
 
 	/* ---- scheduling ---- */
-	struct droce_qp *ready_next;
+	struct droce_qp *ready_next, *ready_prev; /* doubly linked: destroy unlinks in O(1) */
 	bool in_ready;
 };
 
@@ -213,12 +214,14 @@ struct droce_ctx {
 	struct droce_ctx_stats stats;
 	struct droce_qp **qps;        /* by index; QPN = index + DROCE_QPN_BASE */
 	uint32_t nqps;
-	uint32_t qp_hi;               /* one past the highest index ever used (scan bound) */
+	uint32_t qp_hi;               /* one past the highest index ever used */
+	uint32_t qp_free;             /* every index below it is in use (create starts here) */
 	struct droce_mr_slot *mrs;
 	uint32_t nmrs_used;
 	struct droce_qp *ready_head, *ready_tail;
 	struct droce_cq *cqs;         /* every live CQ */
-	uint64_t timer_min;           /* lower bound of the earliest armed timer */
+	struct droce_timers timers;   /* every QP's deadline, by index (core/timers.h) */
+	uint32_t *due;                /* run_timers' scratch: indexes due this poll */
 	struct droce_rx_frame *rxf;
 	struct droce_icrc_seeds icrc_seeds;
 	uint8_t scratch[DROCE_HDR_SCRATCH];
@@ -232,11 +235,11 @@ uint64_t droce_ctx_rand(struct droce_ctx *ctx);
 /** Put @p qp on the context's transmit list (idempotent). */
 void droce_qp_kick(struct droce_qp *qp);
 
-/** Lower the context's earliest-timer bound to @p t. */
-static inline void droce_ctx_timer_at(struct droce_ctx *ctx, uint64_t t)
+/** Fold @p qp's transport deadline into the context's timers (after every
+ * call into the transport; one compare when it did not move). */
+static inline void droce_ctx_timer_fold(struct droce_ctx *ctx, struct droce_qp *qp)
 {
-	if (t < ctx->timer_min)
-		ctx->timer_min = t;
+	droce_timers_set(&ctx->timers, qp->index, droce_tp_deadline(&qp->tp));
 }
 
 static inline void droce_ctx_drop(struct droce_ctx *ctx, struct droce_qp *qp,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The context and its poll loop: RX burst -> parse -> QP lookup -> the
- * QP's transport (droce_tp_rx); timers due (droce_tp_timers); round-robin TX
+ * QP's transport (droce_tp_rx); timers due (droce_tp_timers, from the
+ * deadline heap core/timers.h: no poll scans the QP table); round-robin TX
  * over QPs with work (droce_tp_tx); flush. core/ dispatches and schedules:
  * after each call it reads what the transport asked for (a turn on the
  * link: tp.kick; a deadline: droce_tp_deadline) instead of being called back.
@@ -93,10 +94,14 @@ struct droce_ctx *droce_ctx_create(const struct droce_ctx_params *p)
 	ctx->qps = calloc(p->max_qps, sizeof(*ctx->qps));
 	ctx->mrs = calloc(p->max_mrs, sizeof(*ctx->mrs));
 	ctx->rxf = calloc(p->burst, sizeof(*ctx->rxf));
-	if (!ctx->qps || !ctx->mrs || !ctx->rxf) {
+	ctx->due = malloc((size_t)p->max_qps * sizeof(*ctx->due));
+	if (!ctx->qps || !ctx->mrs || !ctx->rxf || !ctx->due ||
+	    droce_timers_init(&ctx->timers, p->max_qps) != 0) {
 		free(ctx->qps);
 		free(ctx->mrs);
 		free(ctx->rxf);
+		free(ctx->due);
+		droce_timers_fini(&ctx->timers);
 		free(ctx);
 		errno = ENOMEM;
 		return NULL;
@@ -111,7 +116,6 @@ struct droce_ctx *droce_ctx_create(const struct droce_ctx_params *p)
 			seed = (seed ^ p->mac[i]) * 0x100000001B3ULL;
 	}
 	ctx->rng = seed ? seed : 1;
-	ctx->timer_min = UINT64_MAX;
 	droce_icrc_seeds_init(&ctx->icrc_seeds);
 	return ctx;
 }
@@ -131,6 +135,8 @@ int droce_ctx_destroy(struct droce_ctx *ctx)
 	free(ctx->qps);
 	free(ctx->mrs);
 	free(ctx->rxf);
+	free(ctx->due);
+	droce_timers_fini(&ctx->timers);
 	free(ctx);
 	return 0;
 }
@@ -150,6 +156,7 @@ void droce_qp_kick(struct droce_qp *qp)
 		return;
 	qp->in_ready = true;
 	qp->ready_next = NULL;
+	qp->ready_prev = ctx->ready_tail;
 	if (ctx->ready_tail)
 		ctx->ready_tail->ready_next = qp;
 	else
@@ -165,14 +172,16 @@ static inline void after_tp(struct droce_ctx *ctx, struct droce_qp *qp)
 		qp->tp.kick = false;
 		droce_qp_kick(qp);
 	}
-	droce_ctx_timer_at(ctx, droce_tp_deadline(&qp->tp));
+	droce_ctx_timer_fold(ctx, qp);
 }
 
 static struct droce_qp *ready_pop(struct droce_ctx *ctx)
 {
 	struct droce_qp *qp = ctx->ready_head;
 	ctx->ready_head = qp->ready_next;
-	if (!ctx->ready_head)
+	if (ctx->ready_head)
+		ctx->ready_head->ready_prev = NULL;
+	else
 		ctx->ready_tail = NULL;
 	qp->ready_next = NULL;
 	qp->in_ready = false;
@@ -268,15 +277,21 @@ static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64
 	after_tp(ctx, qp);
 }
 
+/* The QPs whose deadline is due fire once each, in deadline order (ties by
+ * index): they come out of the heap (O(log n) each) before any fires, so a
+ * QP that re-arms at or before `now` waits for the next poll instead of
+ * spinning here, and no QP that is not due is looked at. */
 static void run_timers(struct droce_ctx *ctx, uint64_t now)
 {
-	if (now < ctx->timer_min)
+	if (droce_timers_min(&ctx->timers) > now)
 		return;
-	ctx->timer_min = UINT64_MAX;
-	for (uint32_t i = 0; i < ctx->qp_hi; i++) {
-		struct droce_qp *qp = ctx->qps[i];
-		if (!qp)
-			continue;
+	uint32_t n = 0, id;
+	while ((id = droce_timers_pop_due(&ctx->timers, now)) != DROCE_TIMERS_NONE)
+		ctx->due[n++] = id;
+	for (uint32_t i = 0; i < n; i++) {
+		struct droce_qp *qp = ctx->qps[ctx->due[i]];
+		/* The heap follows every deadline the transport set, so it is due;
+		 * the check costs nothing and keeps droce_tp_timers' contract. */
 		if (droce_tp_deadline(&qp->tp) <= now)
 			droce_tp_timers(qp, now);
 		after_tp(ctx, qp);
@@ -306,7 +321,7 @@ unsigned droce_ctx_poll(struct droce_ctx *ctx, uint64_t now)
 		enum droce_tx_result r = droce_tp_tx(qp, now, quota, &sent);
 		ntx += sent;
 		/* ACK timer armed, pacing set while sending */
-		droce_ctx_timer_at(ctx, droce_tp_deadline(&qp->tp));
+		droce_ctx_timer_fold(ctx, qp);
 		if (r == DROCE_TX_BUSY) {
 			ctx->stats.tx_busy++;
 			break; /* the QP keeps its place at the head */
@@ -324,18 +339,8 @@ unsigned droce_ctx_poll(struct droce_ctx *ctx, uint64_t now)
 	return nrx + ntx;
 }
 
+/* The heap's root: O(1), whatever the number of QPs. */
 uint64_t droce_ctx_next_deadline(const struct droce_ctx *ctx)
 {
-	if (!ctx)
-		return UINT64_MAX;
-	uint64_t t = UINT64_MAX;
-	for (uint32_t i = 0; i < ctx->qp_hi; i++) {
-		const struct droce_qp *qp = ctx->qps[i];
-		if (!qp)
-			continue;
-		uint64_t d = droce_tp_deadline(&qp->tp);
-		if (d < t)
-			t = d;
-	}
-	return t;
+	return ctx ? droce_timers_min(&ctx->timers) : UINT64_MAX;
 }

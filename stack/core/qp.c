@@ -63,8 +63,8 @@ struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_in
 		return NULL;
 	}
 	uint32_t idx;
-	for (idx = 0; idx < ctx->p.max_qps && ctx->qps[idx]; idx++)
-		;
+	for (idx = ctx->qp_free; idx < ctx->p.max_qps && ctx->qps[idx]; idx++)
+		; /* lowest free slot; the ones below qp_free are all taken */
 	if (idx == ctx->p.max_qps) {
 		errno = ENOMEM;
 		return NULL;
@@ -115,31 +115,30 @@ struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_in
 	qp->mtu = droce_mtu_bytes(qp->attr.path_mtu);
 	qp->mig_state = DROCE_MIG_MIGRATED; /* verbs' default; droce has no APM to arm */
 	ctx->qps[idx] = qp;
+	ctx->qp_free = idx + 1;
 	ctx->nqps++;
 	if (idx + 1 > ctx->qp_hi)
 		ctx->qp_hi = idx + 1;
 	return qp;
 }
 
+/* O(1): the transmit list is doubly linked (10 k QPs destroyed with work
+ * queued walked it 10 k times each). */
 static void ready_remove(struct droce_qp *qp)
 {
 	struct droce_ctx *ctx = qp->ctx;
 	if (!qp->in_ready)
 		return;
-	struct droce_qp *prev = NULL;
-	for (struct droce_qp *q = ctx->ready_head; q; prev = q, q = q->ready_next) {
-		if (q != qp)
-			continue;
-		if (prev)
-			prev->ready_next = q->ready_next;
-		else
-			ctx->ready_head = q->ready_next;
-		if (ctx->ready_tail == q)
-			ctx->ready_tail = prev;
-		break;
-	}
+	if (qp->ready_prev)
+		qp->ready_prev->ready_next = qp->ready_next;
+	else
+		ctx->ready_head = qp->ready_next;
+	if (qp->ready_next)
+		qp->ready_next->ready_prev = qp->ready_prev;
+	else
+		ctx->ready_tail = qp->ready_prev;
 	qp->in_ready = false;
-	qp->ready_next = NULL;
+	qp->ready_next = qp->ready_prev = NULL;
 }
 
 int droce_destroy_qp(struct droce_qp *qp)
@@ -148,7 +147,10 @@ int droce_destroy_qp(struct droce_qp *qp)
 		return -EINVAL;
 	struct droce_ctx *ctx = qp->ctx;
 	ready_remove(qp);
+	droce_timers_set(&ctx->timers, qp->index, UINT64_MAX); /* its timers die with it */
 	ctx->qps[qp->index] = NULL;
+	if (qp->index < ctx->qp_free)
+		ctx->qp_free = qp->index;
 	ctx->nqps--;
 	qp->scq->users--;
 	qp->rcq->users--;
@@ -405,6 +407,7 @@ int droce_modify_qp(struct droce_qp *qp, const struct droce_qp_attr *attr, unsig
 		if (next == DROCE_QPS_RTS)
 			droce_qp_kick(qp);
 	}
+	droce_ctx_timer_fold(qp->ctx, qp); /* a reset or ERR cancelled its timers */
 	a->qp_state = qp->state;
 	return 0;
 }
@@ -423,8 +426,10 @@ static void flush_wr(struct droce_qp *qp, struct droce_cq *cq, uint64_t wr_id,
 		.byte_len = len,
 		.qp_num = qp->qpn,
 	};
-	if (droce_cq_push(cq, &wc) != 0)
+	if (droce_cq_push(cq, &wc) != 0) {
 		droce_tp_to_err(qp); /* 11.4.2.1: CQ overrun (no-op when already ERR) */
+		droce_ctx_timer_fold(qp->ctx, qp);
+	}
 }
 
 /* ------------------------------------------------------------ posting -- */
