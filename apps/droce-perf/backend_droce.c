@@ -31,7 +31,6 @@ struct droce_be {
 	struct droce_cq *cq;
 	struct droce_qp *qp[PERF_MAX_QPS];
 	struct droce_mr *mr[PERF_MAX_QPS];
-	bool eal;
 };
 
 static struct droce_be *be(const struct perf *p)
@@ -131,7 +130,6 @@ static int d_open(struct perf *p, int eal_argc, char **eal_argv, const char *pro
 		fprintf(stderr, "droce-perf: EAL start failed: %s\n", strerror(-r));
 		return r;
 	}
-	b->eal = true;
 	p->tsc_hz = rte_get_tsc_hz();
 
 	struct droce_ctx_params cp;
@@ -362,7 +360,7 @@ static void d_close(struct perf *p)
 	if (b->port)
 		droce_port_close(b->port);
 	droce_capture_close(b->cap);
-	/* No rte_eal_cleanup() (b->eal): in DPDK 22.11 it unmaps memory and frees
+	/* No rte_eal_cleanup(): in DPDK 22.11 it unmaps memory and frees
 	 * interrupt handles while the EAL interrupt thread may still dispatch a
 	 * memif peer's disconnect (SIGSEGV in rte_intr_fd_get after a good run);
 	 * EAL runs without shared files here, so the kernel frees all at exit. */
