@@ -29,8 +29,8 @@ struct droce_be {
 	struct droce_impair *impair;
 	struct droce_ctx *ctx;
 	struct droce_cq *cq;
-	struct droce_qp *qp[PERF_MAX_QPS];
-	struct droce_mr *mr[PERF_MAX_QPS];
+	struct droce_qp **qp;  /* o.qps of each */
+	struct droce_mr **mr;
 };
 
 static struct droce_be *be(const struct perf *p)
@@ -124,6 +124,10 @@ static int d_open(struct perf *p, int eal_argc, char **eal_argv, const char *pro
 	if (!b)
 		return -ENOMEM;
 	p->bk = b;
+	b->qp = calloc(p->o.qps, sizeof(*b->qp));
+	b->mr = calloc(p->o.qps, sizeof(*b->mr));
+	if (!b->qp || !b->mr)
+		return -ENOMEM;
 	struct droce_eal_opts eo = {.memif = p->o.memif, .iface = p->o.iface};
 	int r = droce_eal_init(prog, eal_argc, eal_argv, &eo);
 	if (r) {
@@ -137,6 +141,10 @@ static int d_open(struct perf *p, int eal_argc, char **eal_argv, const char *pro
 	if ((r = our_address(p, &cp)) || (r = open_port(p, b, &cp, &me->mtu)))
 		return r;
 	cp.seed = rte_get_tsc_cycles();
+	if (cp.max_qps < p->o.qps)
+		cp.max_qps = p->o.qps;
+	if (cp.max_mrs < p->o.qps + 64)
+		cp.max_mrs = p->o.qps + 64;
 	cp.cc = p->o.cc;
 	if (p->o.timeout_mode)
 		cp.timeout_mode = p->o.timeout_mode;
@@ -280,7 +288,7 @@ static void d_flush(struct perf *p)
 static void d_counters(const struct perf *p, struct perf_counters *c)
 {
 	const struct droce_be *b = be(p);
-	if (!b)
+	if (!b || !b->qp)
 		return;
 	c->path = calloc(p->o.qps, sizeof(*c->path));
 	for (unsigned i = 0; i < p->o.qps; i++) {
@@ -345,7 +353,7 @@ static void d_close(struct perf *p)
 	struct droce_be *b = be(p);
 	if (!b)
 		return;
-	for (unsigned i = 0; i < p->o.qps; i++) {
+	for (unsigned i = 0; b->qp && b->mr && i < p->o.qps; i++) {
 		if (b->qp[i])
 			droce_destroy_qp(b->qp[i]);
 		if (b->mr[i])
@@ -364,6 +372,8 @@ static void d_close(struct perf *p)
 	 * interrupt handles while the EAL interrupt thread may still dispatch a
 	 * memif peer's disconnect (SIGSEGV in rte_intr_fd_get after a good run);
 	 * EAL runs without shared files here, so the kernel frees all at exit. */
+	free(b->qp);
+	free(b->mr);
 	free(b);
 	p->bk = NULL;
 }

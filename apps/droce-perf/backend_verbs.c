@@ -36,8 +36,8 @@ struct verbs_be {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
-	struct ibv_qp *qp[PERF_MAX_QPS];
-	struct ibv_mr *mr[PERF_MAX_QPS];
+	struct ibv_qp **qp;    /* o.qps of each */
+	struct ibv_mr **mr;
 	unsigned gid_index;
 	unsigned max_rd_atomic, max_dest_rd_atomic;
 	char dev[IBV_SYSFS_NAME_MAX];
@@ -146,6 +146,10 @@ static int v_open(struct perf *p, int eal_argc, char **eal_argv, const char *pro
 	if (!b)
 		return -ENOMEM;
 	p->bk = b;
+	b->qp = calloc(p->o.qps, sizeof(*b->qp));
+	b->mr = calloc(p->o.qps, sizeof(*b->mr));
+	if (!b->qp || !b->mr)
+		return -ENOMEM;
 	if (eal_argc > 0)
 		fprintf(stderr, "droce-perf: --backend verbs ignores the EAL arguments\n");
 	p->tsc_hz = calibrate_tsc_hz();
@@ -447,7 +451,7 @@ static void v_close(struct perf *p)
 	struct verbs_be *b = be(p);
 	if (!b)
 		return;
-	for (unsigned i = 0; i < p->o.qps; i++) {
+	for (unsigned i = 0; b->qp && b->mr && i < p->o.qps; i++) {
 		if (b->qp[i])
 			ibv_destroy_qp(b->qp[i]);
 		if (b->mr[i])
@@ -461,6 +465,8 @@ static void v_close(struct perf *p)
 		ibv_close_device(b->ctx);
 	if (b->list)
 		ibv_free_device_list(b->list);
+	free(b->qp);
+	free(b->mr);
 	free(b);
 	p->bk = NULL;
 }

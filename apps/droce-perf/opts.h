@@ -26,7 +26,7 @@ enum perf_backend_kind {
 };
 
 #define PERF_MAX_SIZE (8u * 1024u * 1024u)
-#define PERF_MAX_QPS 64u
+#define PERF_MAX_QPS 16384u
 
 struct perf_opts {
 	enum perf_test test;

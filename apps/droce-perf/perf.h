@@ -78,7 +78,7 @@ struct perf {
 	bool server;
 	const struct perf_backend *be;
 	void *bk;                  /* the backend's own state */
-	struct perf_qp qp[PERF_MAX_QPS];
+	struct perf_qp *qp;         /* o.qps of them */
 	uint32_t slot_size;        /* largest message of the run */
 	uint32_t slots;            /* message slots per QP buffer */
 	uint32_t mtu;              /* negotiated path MTU, bytes */

@@ -18,8 +18,10 @@
 
 #include <rte_cycles.h>
 
-/* Buffers per QP are bounded: with -a and a deep queue, slots shrink. */
+/* Buffers are bounded, per QP and all QPs together: with -a, a deep queue
+ * or thousands of QPs, slots shrink (down to the two latency tests need). */
 #define PERF_BUF_MAX (16u << 20)
+#define PERF_BUF_ALL (1ull << 30)
 
 uint64_t perf_now(const struct perf *p)
 {
@@ -151,8 +153,12 @@ int perf_setup(struct perf *p, int eal_argc, char **eal_argv, const char *prog)
 	p->slot_size = sizes[n - 1];
 	/* At least two slots: latency tests receive into slot 0 and send from slot 1. */
 	p->slots = p->o.tx_depth < 2 ? 2 : p->o.tx_depth;
-	while (p->slots > 2 && (uint64_t)p->slots * p->slot_size > PERF_BUF_MAX)
+	uint64_t per_qp = PERF_BUF_ALL / p->o.qps < PERF_BUF_MAX ? PERF_BUF_ALL / p->o.qps : PERF_BUF_MAX;
+	while (p->slots > 2 && (uint64_t)p->slots * p->slot_size > per_qp)
 		p->slots >>= 1;
+	p->qp = calloc(p->o.qps, sizeof(*p->qp));
+	if (!p->qp)
+		return -ENOMEM;
 	unsigned cq_depth = p->o.qps * (p->o.tx_depth * 2 + p->slots) + 64;
 
 	struct perf_local me = {0};
@@ -224,6 +230,8 @@ void perf_teardown(struct perf *p)
 	nanosleep(&ts, NULL);
 	if (p->be)
 		p->be->close(p);
-	for (unsigned i = 0; i < p->o.qps; i++)
+	for (unsigned i = 0; p->qp && i < p->o.qps; i++)
 		free(p->qp[i].buf);
+	free(p->qp);
+	p->qp = NULL;
 }

@@ -76,6 +76,7 @@ static void test_bad_command_lines(void **state)
 		{"write_bw", "-s", "9M", NULL},
 		{"write_bw", "-m", "1000", NULL},
 		{"write_bw", "-q", "0", NULL},
+		{"write_bw", "-q", "16385", NULL},
 		{"write_bw", "--memif", "peer", NULL},
 		{"write_bw", "a", "b", NULL},
 		{"write_bw", "--bogus", NULL},
@@ -224,6 +225,9 @@ static void test_rtt_options(void **state)
 	assert_int_equal(parse(&o, err, a), 0);
 	assert_int_equal(o.timeout_mode, DROCE_TIMEOUT_ADAPTIVE);
 	assert_true(o.window_tune);
+	const char *q[] = {"write_bw", "-q", "16384", NULL}; /* issue 11 item 6 */
+	assert_int_equal(parse(&o, err, q), 0);
+	assert_int_equal(o.qps, 16384);
 	const char *b[] = {"write_lat", "--timeout-mode", "ibta", NULL};
 	assert_int_equal(parse(&o, err, b), 0);
 	assert_int_equal(o.timeout_mode, DROCE_TIMEOUT_IBTA);
