@@ -288,6 +288,20 @@ static void resend_last(struct droce_cm *cm, struct cm_id *c)
 	push_raw(cm, &c->peer, c->last_mad);
 }
 
+/* MRA for message @p mraed (REQ or REP) the consumer has not answered yet:
+ * the peer waits our service timeout instead of resending (12.6.6). */
+static void send_mra(struct droce_cm *cm, struct cm_id *c, uint8_t mraed)
+{
+	struct droce_cm_msg a;
+	memset(&a, 0, sizeof(a));
+	droce_mad_hdr_init(&a.hdr, DROCE_CM_ATTR_MRA, c->tid);
+	a.u.mra.local_comm_id = c->lcid;
+	a.u.mra.remote_comm_id = c->rcid;
+	a.u.mra.msg_mraed = mraed;
+	a.u.mra.service_timeout = cm->p.mra_service_timeout;
+	send_msg(cm, c, &a);
+}
+
 /* 12.9: wait for the peer's response timeout plus the round trip. */
 static void arm(struct droce_cm *cm, struct cm_id *c, uint64_t now, uint8_t timeout_exp)
 {
@@ -560,14 +574,7 @@ static enum droce_cm_rx rx_req(struct droce_cm *cm, uint64_t now, const struct d
 		case DROCE_CM_REQ_RCVD: {
 			/* the consumer has not answered yet: ask the active side
 			 * to wait (12.6.6) instead of resending */
-			struct droce_cm_msg a;
-			memset(&a, 0, sizeof(a));
-			droce_mad_hdr_init(&a.hdr, DROCE_CM_ATTR_MRA, c->tid);
-			a.u.mra.local_comm_id = c->lcid;
-			a.u.mra.remote_comm_id = c->rcid;
-			a.u.mra.msg_mraed = DROCE_CM_MSG_REQ;
-			a.u.mra.service_timeout = cm->p.mra_service_timeout;
-			send_msg(cm, c, &a);
+			send_mra(cm, c, DROCE_CM_MSG_REQ);
 			c->state = DROCE_CM_MRA_REQ_SENT;
 			cm->st.dup_answers++;
 			return DROCE_CM_RX_DUPLICATE;
@@ -691,14 +698,7 @@ static enum droce_cm_rx rx_rep(struct droce_cm *cm, uint64_t now, const struct d
 	case DROCE_CM_REP_RCVD: {
 		/* the consumer has not confirmed yet: ask the passive side to
 		 * wait (12.6.6, message REP) instead of resending */
-		struct droce_cm_msg a;
-		memset(&a, 0, sizeof(a));
-		droce_mad_hdr_init(&a.hdr, DROCE_CM_ATTR_MRA, c->tid);
-		a.u.mra.local_comm_id = c->lcid;
-		a.u.mra.remote_comm_id = c->rcid;
-		a.u.mra.msg_mraed = DROCE_CM_MSG_REP;
-		a.u.mra.service_timeout = cm->p.mra_service_timeout;
-		send_msg(cm, c, &a);
+		send_mra(cm, c, DROCE_CM_MSG_REP);
 		c->state = DROCE_CM_MRA_REP_SENT;
 		cm->st.dup_answers++;
 		return DROCE_CM_RX_DUPLICATE;
