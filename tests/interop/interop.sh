@@ -64,7 +64,9 @@ if [ "$mode" = loss ]; then
   # Both directions in the guest (the host's kernel may have no sch_netem):
   # eth0's egress (rxe -> droce: lost before the capture point), and its
   # ingress through an ifb (droce -> rxe: captured, then lost).
-  netem="netem loss 2% delay 1ms reorder 25% 50%"
+  # limit 10000: netem's default queue of 1000 packets tail-drops a burst
+  # of 16 x 64 KB messages, which is loss far above the 2% asked for.
+  netem="netem limit 10000 loss 2% delay 1ms reorder 25% 50%"
   guest "tc qdisc add dev eth0 root $netem && modprobe ifb numifbs=0 && ip link add ifb0 type ifb &&
          ip link set ifb0 up && tc qdisc add dev ifb0 root $netem &&
          tc qdisc add dev eth0 handle ffff: ingress &&
@@ -88,6 +90,12 @@ run_case() { # ROLE(droce-server|droce-client) SIZE
   port=$((port + 1))
   common="$test -s $size -n $n --check --timeout 10 -p $port"
   case $test in *_bw) common="$common -t 16" ;; esac
+  # With loss, droce's window is capped at 128 packets: behind emulated
+  # links a burst of its default 512 unacknowledged packets takes longer
+  # than the 67 ms ACK timeout to drain, and seven timeouts in a row end
+  # the QP (RETRY_EXC_ERR) before rxe has answered once.
+  local dwin=""
+  [ "$mode" = loss ] && dwin="--window 128"
   # No `timeout` in between: the PID is tcpdump's own, stopped below (and
   # by cleanup) with TERM; SIGINT would be ignored in a background job.
   # Not through ns(): a function run in the background is a subshell whose
@@ -97,7 +105,7 @@ run_case() { # ROLE(droce-server|droce-client) SIZE
   pids+=("$tpid")
   for _ in $(seq 100); do grep -q "listening on" "$work/$tag.tcpdump" && break; sleep 0.05; done
   if [ "$role" = droce-server ]; then
-    ip netns exec "$NS" timeout 120 "$perf" $common --iface vd --ip "$DROCE_IP" >"$work/$tag.droce.out" 2>&1 &
+    ip netns exec "$NS" timeout 120 "$perf" $common $dwin --iface vd --ip "$DROCE_IP" >"$work/$tag.droce.out" 2>&1 &
     dpid=$!
     pids+=("$dpid")
     guest -t 100 "$perf $common --backend verbs $HOST_IP" >"$work/$tag.rxe.out" 2>&1
@@ -106,7 +114,7 @@ run_case() { # ROLE(droce-server|droce-client) SIZE
     drc=$?
   else
     id=$(guest -t 100 -b "$perf $common --backend verbs")
-    ns timeout 120 "$perf" $common --iface vd --ip "$DROCE_IP" "$GUEST_IP_0" >"$work/$tag.droce.out" 2>&1
+    ns timeout 120 "$perf" $common $dwin --iface vd --ip "$DROCE_IP" "$GUEST_IP_0" >"$work/$tag.droce.out" 2>&1
     drc=$?
     "$vm" wait "$work/vm" "$id" 110 >"$work/$tag.rxe.out" 2>&1
     grc=$?
