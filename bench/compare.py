@@ -9,7 +9,13 @@ Runs, each side pinned to its own core:
 then writes the figures and ratios into docs/benchmarks.md between the
 markers of the "droce vs raw memif vs kernel TCP" section, with the command.
 
-Usage: bench/compare.py [--build DIR] [--quick] [--no-write]
+--interop instead measures, in one run, in one qemu guest (tests/interop/rxe-vm,
+software emulation): droce-perf over rxe (--backend verbs) on a veth pair,
+droce-perf over droce (af_packet) on a veth pair, kernel TCP on a veth pair,
+and droce on the host against rxe in the guest; it writes them into the
+"droce vs rxe" section. Only ratios measured side by side there mean anything.
+
+Usage: bench/compare.py [--build DIR] [--quick] [--no-write] [--interop]
 Timing here is noisy (2 cores, shared): compare ratios from the same run.
 """
 import argparse
@@ -27,6 +33,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN = "<!-- compare:begin -->"
 END = "<!-- compare:end -->"
+IBEGIN = "<!-- interop:begin -->"
+IEND = "<!-- interop:end -->"
 
 
 def tsc_hz():
@@ -159,6 +167,221 @@ class Run:
         return v / 1000 if m.group(2) == "ns" else v * 1000 if m.group(2) == "ms" else v
 
 
+class Guest:
+    """One rxe-vm guest (2 vCPUs, so each end of a pair has its own) and its namespace."""
+
+    def __init__(self, build):
+        self.vm = os.path.join(ROOT, "tests/interop/rxe-vm")
+        self.perf = os.path.join(build, "apps/droce-perf/droce-perf")
+        self.work = tempfile.mkdtemp(prefix="droce-cmp-vm-")
+        self.env = {}
+        self.log = []
+
+    def up(self):
+        env = dict(os.environ, RXE_VM_SMP="2", RXE_VM_MEM="1536")
+        r = subprocess.run([self.vm, "up", self.work, "1"], env=env, capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit("bench: guest did not come up (%d): %s" % (r.returncode, r.stderr.strip()))
+        for line in open(os.path.join(self.work, "env")):
+            k, _, v = line.strip().partition("=")
+            self.env[k] = v
+        self.share = os.path.join(self.work, "g0/share")
+
+    def run(self, cmd, secs=120):
+        r = subprocess.run([self.vm, "run", self.work, "0", "-t", str(secs), cmd],
+                           capture_output=True, text=True)
+        return r.returncode, r.stdout + r.stderr
+
+    def start(self, cmd, secs=120):
+        r = subprocess.run([self.vm, "run", self.work, "0", "-t", str(secs), "-b", cmd],
+                           capture_output=True, text=True, check=True)
+        return r.stdout.strip()
+
+    def wait(self, job, secs=150):
+        r = subprocess.run([self.vm, "wait", self.work, job, str(secs)], capture_output=True,
+                           text=True)
+        return r.returncode, r.stdout + r.stderr
+
+    def down(self):
+        subprocess.run([self.vm, "down", self.work])
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def result(self, name, out):
+        path = os.path.join(self.share, name)
+        try:
+            with open(path) as f:
+                res = json.load(f)["results"]
+            os.unlink(path)
+            return res[0] if res else None
+        except (OSError, ValueError, KeyError):
+            self.log.append(out[-1500:])
+            return None
+
+    def pair(self, srv, cli, name):
+        """Server and client shell lines in the guest; the client writes /tmp/share/NAME."""
+        job = self.start(srv)
+        rc, out = self.run(cli)
+        src, sout = self.wait(job)
+        if rc or src:
+            self.log.append("%s: client %d, server %d\n%s\n%s" % (name, rc, src, out[-800:],
+                                                                  sout[-800:]))
+        return self.result(name, out)
+
+
+def interop_section(a):
+    g = Guest(a.build)
+    g.up()
+    try:
+        return interop_measure(g, a)
+    finally:
+        g.down()
+
+
+def interop_measure(g, a):
+    dur = "1" if a.quick else "3"
+    lat_n = "100" if a.quick else "300"
+    P = g.perf
+    # In the guest: a veth pair for droce (no kernel IP: af_packet ends), one
+    # for kernel TCP (one end in a namespace), and rxe on a veth end with
+    # both droce-perf ends on that one device. rxe lives in init_net only:
+    # two rxe devices on the two ends of a pair have local addresses, which
+    # the kernel routes over lo, and their RTR's neighbour resolution times
+    # out; one device serves both QPs through rxe's own loopback, so rxe's
+    # frames never reach the wire (a best case for rxe).
+    setup = ("ip link add cva type veth peer name cvb && ip link set cva up && ip link set cvb up && "
+             "ip link add cra type veth peer name crb && ip addr add 10.89.0.1/24 dev cra && "
+             "ip addr add 10.89.0.2/24 dev crb && ip link set cra up && ip link set crb up && "
+             "rdma link add rxa type rxe netdev cra && rdma link add rxb type rxe netdev crb && "
+             "ip netns add tcpns && ip link add ta type veth peer name tb netns tcpns && "
+             "ip addr add 10.90.0.1/24 dev ta && ip link set ta up && "
+             "ip -n tcpns addr add 10.90.0.2/24 dev tb && ip -n tcpns link set tb up && "
+             "ip -n tcpns link set lo up && sleep 1 && ibv_devices")
+    rc, out = g.run(setup)
+    if rc:
+        sys.exit("bench: guest set-up failed: %s" % out)
+    port = [22000 + os.getpid() % 5000]
+
+    def perf_pair(kind, test, size, extra):
+        port[0] += 1
+        name = "%s-%s-%d.json" % (kind, test, size)
+        common = "%s -s %d -p %d %s" % (test, size, port[0], extra)
+        if kind == "droce":
+            srv = "%s -l 0 -- %s --iface cva --ip 10.88.0.1" % (P, common)
+            cli = ("sleep 1; %s -l 1 -- %s --iface cvb --ip 10.88.0.2 --json /tmp/share/%s 127.0.0.1"
+                   % (P, common, name))
+        else:
+            srv = "taskset -c 0 %s %s --backend verbs --ib-dev rxa" % (P, common)
+            cli = ("sleep 1; taskset -c 1 %s %s --backend verbs --ib-dev rxa --json /tmp/share/%s "
+                   "127.0.0.1" % (P, common, name))
+        return g.pair(srv, cli, name)
+
+    res = {}
+    for kind in ("droce", "rxe"):
+        for size in (4096, 65536):
+            res[(kind, "write_bw", size)] = perf_pair(kind, "write_bw", size,
+                                                      "-D %s --report_gbits -t 32" % dur)
+        res[(kind, "write_lat", 8)] = perf_pair(kind, "write_lat", 8, "-n %s" % lat_n)
+    # kernel TCP on the veth pair
+    job = g.start("timeout 30 ip netns exec tcpns iperf3 -s -1 -p 5299 >/dev/null 2>&1")
+    rc, out = g.run("sleep 1; iperf3 -c 10.90.0.2 -p 5299 -t %s -J" % dur)
+    g.wait(job)
+    tcp = None
+    try:
+        tcp = json.loads(out[out.index("{"):])["end"]["sum_received"]["bits_per_second"] / 1e9
+    except (ValueError, KeyError):
+        g.log.append("iperf3: " + out[-800:])
+    # qperf's server runs until stopped: by its PID, once the client is done.
+    job = g.start("ip netns exec tcpns qperf -lp 5298 >/dev/null 2>&1 & echo $! >/tmp/share/qperf.pid; "
+                  "wait $!", 40)
+    rc, out = g.run("sleep 1; qperf -lp 5298 -t %s 10.90.0.2 tcp_lat" % dur)
+    g.run("kill $(cat /tmp/share/qperf.pid)")
+    g.wait(job, 60)
+    m = re.search(r"latency\s*=\s*([\d.]+)\s*(us|ms|ns)", out)
+    tcp_lat = None
+    if m:
+        tcp_lat = float(m.group(1)) * {"us": 1, "ms": 1000, "ns": 0.001}[m.group(2)]
+    # droce on the host, rxe in the guest (over the bridge and the tap)
+    host = {}
+    ns, dif, dip, gip = g.env["NS"], g.env["DROCE_IF"], g.env["DROCE_IP"], g.env["GUEST_IP_0"]
+    for test, size, extra in (("write_bw", 4096, "-D %s --report_gbits -t 32" % dur),
+                              ("write_bw", 65536, "-D %s --report_gbits -t 32" % dur),
+                              ("write_lat", 8, "-n %s" % lat_n)):
+        port[0] += 1
+        common = "%s -s %d -p %d %s" % (test, size, port[0], extra)
+        job = g.start("%s %s --backend verbs" % (P, common))
+        js = os.path.join(g.work, "host-%s-%d.json" % (test, size))
+        r = subprocess.run(["ip", "netns", "exec", ns, "timeout", "120", P] + common.split() +
+                           ["--iface", dif, "--ip", dip, "--json", js, gip],
+                           capture_output=True, text=True)
+        g.wait(job)
+        try:
+            host[(test, size)] = json.load(open(js))["results"][0]
+        except (OSError, ValueError, KeyError, IndexError):
+            host[(test, size)] = None
+            g.log.append("host %s %d: %s" % (test, size, (r.stdout + r.stderr)[-800:]))
+
+    def gb(x):
+        return x["bw_avg_gbps"] if x else None
+
+    out = []
+    out.append("Measured %s, one run, in one qemu guest under TCG (software emulation, "
+               "2 vCPUs on this 2-core machine, other work running beside it). Command: "
+               "`bench/compare.py --interop%s` (as root, after `ninja -C build`). Absolute "
+               "figures are the emulator's, not the stacks': only the ratios of this table, "
+               "measured side by side, mean anything."
+               % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), " --quick" if a.quick else ""))
+    out.append("")
+    out.append("| in the guest, veth pair | bytes | Gbit/s | / droce |")
+    out.append("|---|---|---|---|")
+    for size in (4096, 65536):
+        d = gb(res[("droce", "write_bw", size)])
+        x = gb(res[("rxe", "write_bw", size)])
+        out.append("| droce write_bw (af_packet) | %d | %s | 1 |" % (size, fmt(d, "%.3f")))
+        out.append("| rxe write_bw (droce-perf --backend verbs, one rxe device, loopback) | %d | %s | %s |"
+                   % (size, fmt(x, "%.3f"), fmt(x / d if x and d else None)))
+    out.append("| kernel TCP iperf3 | 128K writes | %s | %s |"
+               % (fmt(tcp, "%.3f"), fmt(tcp / gb(res[("droce", "write_bw", 65536)])
+                                      if tcp and gb(res[("droce", "write_bw", 65536)]) else None)))
+    out.append("")
+    out.append("| in the guest, latency 8 B | t_typical us | t_p99 us | / droce |")
+    out.append("|---|---|---|---|")
+    dl = res[("droce", "write_lat", 8)]
+    rl = res[("rxe", "write_lat", 8)]
+    out.append("| droce write_lat (RTT/2) | %s | %s | 1 |" % (fmt(dl and dl["t_typical_us"]),
+                                                           fmt(dl and dl["t_p99_us"])))
+    out.append("| rxe write_lat (RTT/2, one rxe device, loopback) | %s | %s | %s |" % (
+        fmt(rl and rl["t_typical_us"]), fmt(rl and rl["t_p99_us"]),
+        fmt(rl["t_typical_us"] / dl["t_typical_us"] if rl and dl else None)))
+    out.append("| kernel TCP qperf tcp_lat (one way) | %s | | %s |" % (
+        fmt(tcp_lat), fmt(tcp_lat / dl["t_typical_us"] if tcp_lat and dl else None)))
+    out.append("")
+    out.append("| droce on the host <-> rxe in the guest (bridge, tap) | bytes | Gbit/s or t_typical us |")
+    out.append("|---|---|---|")
+    for (test, size), x in host.items():
+        v = gb(x) if test.endswith("_bw") else (x and x["t_typical_us"])
+        out.append("| droce client -> rxe server %s | %d | %s |" % (test, size, fmt(v, "%.3f")))
+    for l in g.log:
+        out.append("")
+        out.append("```\n%s\n```" % l)
+    text = "\n".join(out)
+    print(text)
+    if not a.no_write:
+        path = os.path.join(ROOT, "docs/benchmarks.md")
+        doc = open(path).read() if os.path.exists(path) else "# droce benchmarks\n"
+        block = "%s\n%s\n%s" % (IBEGIN, text, IEND)
+        if IBEGIN in doc and IEND in doc:
+            doc = doc[:doc.index(IBEGIN)] + block + doc[doc.index(IEND) + len(IEND):]
+        else:
+            doc = (doc.rstrip("\n") + "\n\n## droce vs rxe, in a guest (software emulation)\n\n"
+                   "Everything here runs under qemu's TCG software emulation "
+                   "(tests/interop/rxe-vm): the figures are a floor set by the emulator, "
+                   "and only ratios measured side by side in the same run mean anything.\n\n"
+                   + block + "\n")
+        with open(path, "w") as f:
+            f.write(doc)
+    return 0 if not g.log else 1
+
+
 def fmt(x, spec="%.2f"):
     return "n/a" if x is None else spec % x
 
@@ -168,7 +391,10 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--interop", action="store_true")
     a = ap.parse_args()
+    if a.interop:
+        return interop_section(a)
     for tool in ("dpdk-testpmd", "iperf3", "qperf", "taskset"):
         if not shutil.which(tool):
             sys.exit("bench: %s missing (scripts/setup installs it)" % tool)

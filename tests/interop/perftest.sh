@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Interop (issue 10 item 3, last part): Debian's perftest and ibv_rc_pingpong,
+# unmodified, on both ends: on the host over droce (the project's libibverbs
+# drop-in, scripts/droce-run, af_packet on the harness's veth), in the guest
+# over rxe. Each tool runs with droce as server and as client. The capture of
+# each run must decode with droce-dump (valid ICRCs).
+#   perftest.sh RXE_VM DROCE_RUN DROCE_DUMP
+# Exit 0 pass, 1 fail, 77 skip (qemu cannot run, perftest or the drop-in absent).
+set -u
+vm=$(readlink -f "$1") run=$(readlink -f "$2") dump=$(readlink -f "$3")
+work=$(mktemp -d /tmp/droce-perftest-XXXXXX)
+pids=()
+stop_pid() {
+  kill -TERM "$1" 2>/dev/null || { wait "$1" 2>/dev/null; return 0; }
+  for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$1" 2>/dev/null
+  wait "$1" 2>/dev/null
+  return 0
+}
+cleanup() {
+  for p in "${pids[@]}"; do stop_pid "$p"; done
+  "$vm" down "$work/vm"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM INT
+for t in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_atomic_lat ibv_rc_pingpong; do
+  command -v $t >/dev/null || { echo "SKIP: $t not installed (perftest, ibverbs-utils)"; exit 77; }
+done
+[ -x "$run" ] || { echo "SKIP: no $run (the libibverbs drop-in)"; exit 77; }
+"$vm" up "$work/vm" 1
+rc=$?
+[ $rc = 0 ] || exit $rc
+. "$work/vm/env"
+fails=0
+port=$((19000 + $$ % 20000))
+
+# ONE TOOL ARGS: droce (host) server + rxe (guest) client, then the reverse.
+one() {
+  local tool=$1 args=$2 role tag cap tpid out id drc grc
+  for role in droce-server droce-client; do
+    port=$((port + 1))
+    tag=$tool-$role
+    cap=$work/$tag.pcap
+    local p="-p $port"
+    ip netns exec "$NS" tcpdump -i vh -s 9216 -B 32768 --immediate-mode -U -w "$cap" 2>"$work/$tag.tcpdump" &
+    tpid=$!
+    pids+=("$tpid")
+    for _ in $(seq 100); do grep -q "listening on" "$work/$tag.tcpdump" && break; sleep 0.05; done
+    local dr="ip netns exec $NS timeout 90 $run --port iface:$DROCE_IF --ip $DROCE_IP"
+    local dgid=0 rgid=1
+    [ "$tool" = ibv_rc_pingpong ] && { dgid="-g 0"; rgid="-g 1"; } || { dgid="-x 0"; rgid="-x 1"; }
+    if [ $role = droce-server ]; then
+      $dr $tool -d droce0 $dgid $args $p >"$work/$tag.droce.out" 2>&1 &
+      local dpid=$!
+      pids+=("$dpid")
+      sleep 2
+      "$vm" run "$work/vm" 0 -t 80 "$tool -d rxe0 $rgid $args $p $HOST_IP" >"$work/$tag.rxe.out" 2>&1
+      grc=$?
+      wait "$dpid"
+      drc=$?
+    else
+      id=$("$vm" run "$work/vm" 0 -t 80 -b "$tool -d rxe0 $rgid $args $p")
+      # perftest's client does not retry: wait until the server listens
+      # (asked in the guest: a probe connection would be its one client).
+      for _ in $(seq 60); do
+        "$vm" run "$work/vm" 0 -t 5 "ss -ltn | grep -q ':$port '" && break
+        sleep 0.5
+      done
+      $dr $tool -d droce0 $dgid $args $p "$GUEST_IP_0" >"$work/$tag.droce.out" 2>&1
+      drc=$?
+      "$vm" wait "$work/vm" "$id" 100 >"$work/$tag.rxe.out" 2>&1
+      grc=$?
+    fi
+    sleep 0.3
+    stop_pid "$tpid"
+    local frames
+    frames=$("$dump" --json "$cap" 2>/dev/null | grep -c '"roce":true')
+    "$dump" "$cap" >/dev/null 2>&1
+    local drc2=$?
+    [ -n "${PERFTEST_KEEP:-}" ] && mkdir -p "$PERFTEST_KEEP" && cp "$work/$tag".* "$PERFTEST_KEEP/"
+    if [ $drc != 0 ] || [ $grc != 0 ] || [ $drc2 != 0 ] || [ "$frames" = 0 ]; then
+      echo "FAIL: $tag: droce exit $drc, rxe exit $grc, droce-dump exit $drc2 on $frames RoCE frames"
+      echo "--- droce:"; grep -v '^EAL\|^TELEMETRY' "$work/$tag.droce.out" | tail -12
+      echo "--- rxe:"; tail -12 "$work/$tag.rxe.out"
+      fails=$((fails + 1))
+    else
+      echo "ok   $tag: $frames RoCE frames, ICRCs valid; $(grep -E '^ *[0-9]+ +[0-9]+ ' "$work/$tag.droce.out" | tail -1 | tr -s ' ')"
+    fi
+  done
+}
+
+for t in ${PERFTEST_TOOLS:-ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_atomic_lat ibv_rc_pingpong}; do
+  case $t in
+    ib_write_lat) one $t "-s 8 -n 100" ;;
+    # -o 16: perftest sets each side's max_rd_atomic to the number of
+    # outstanding reads the peer advertises (rxe 128, droce 16), and a QP
+    # refuses more than its device allows: RTS fails without it.
+    ib_atomic_lat) one $t "-n 100 -o 16" ;;
+    ib_read_bw) one $t "-s 4096 -n 100 -o 16" ;;
+    *) one $t "-s 4096 -n 100" ;;
+  esac
+done
+echo "perftest: $fails failed"
+[ $fails = 0 ]
