@@ -21,6 +21,7 @@ test=$5 sizes=$6 mode=${7:-clean}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/droce-interop-XXXXXX)
 pids=()
+fails=0 pend=0
 stop_pid() { # TERM, then KILL after 5 s; reaps it
   kill -TERM "$1" 2>/dev/null || { wait "$1" 2>/dev/null; return 0; }
   for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
@@ -31,6 +32,10 @@ stop_pid() { # TERM, then KILL after 5 s; reaps it
 cleanup() {
   for p in "${pids[@]}"; do stop_pid "$p"; done
   "$vm" down "$work/vm"
+  # A failed or pending case keeps its captures and outputs for the report.
+  if [ -n "${INTEROP_FAILED_DIR:-}" ] && [ $((fails + pend)) -gt 0 ] && [ -z "${INTEROP_KEEP:-}" ]; then
+    INTEROP_KEEP=$INTEROP_FAILED_DIR/$test-$mode-$$
+  fi
   if [ -n "${INTEROP_KEEP:-}" ]; then
     mkdir -p "$INTEROP_KEEP" && cp -r "$work"/*.pcap "$work"/*.out "$work"/*.scn "$INTEROP_KEEP"/ 2>/dev/null
   fi
@@ -126,7 +131,11 @@ run_case() { # ROLE(droce-server|droce-client) SIZE
   res=$(grep -A1 '#bytes' "$work/$tag.droce.out" "$work/$tag.rxe.out" 2>/dev/null | grep -v '#bytes' | grep -v '^--' | sed 's/^[^:]*out[-:]//' | head -1)
   if [ $drc != 0 ] || [ $grc != 0 ] || ! grep -q "Check: ok" "$work/$tag.droce.out" ||
      ! grep -q "Check: ok" "$work/$tag.rxe.out"; then
-    fail "$tag: droce exit $drc, rxe exit $grc"
+    if [ "$mode" = loss ] && grep -q "remote invalid request error" "$work/$tag.rxe.out"; then
+      check_failed loss-invalid-req "$tag: droce's responder NAKed an rxe request as invalid (droce exit $drc, rxe exit $grc)"
+    else
+      fail "$tag: droce exit $drc, rxe exit $grc"
+    fi
     echo "--- droce:"; grep -v '^EAL\|^TELEMETRY' "$work/$tag.droce.out" | tail -15
     echo "--- rxe:"; tail -15 "$work/$tag.rxe.out"
     return
