@@ -41,6 +41,22 @@
 /** CNP rate limit per QP (A17.9.2 leaves it open; DCQCN uses 50 us). */
 #define DROCE_CNP_INTERVAL_NS 50000u
 
+/* Two addresses equal, IPv4 in the first 4 bytes: a fixed-size compare per
+ * packet on the receive path, not a libc memcmp call. */
+static inline bool droce_ip_eq(const uint8_t *a, const uint8_t *b, bool v4)
+{
+	uint64_t x[2], y[2];
+	if (v4) {
+		uint32_t u, v;
+		memcpy(&u, a, 4);
+		memcpy(&v, b, 4);
+		return u == v;
+	}
+	memcpy(x, a, 16);
+	memcpy(y, b, 16);
+	return ((x[0] ^ y[0]) | (x[1] ^ y[1])) == 0;
+}
+
 struct droce_seg {
 	uint8_t *ptr;
 	uint32_t len;

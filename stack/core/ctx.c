@@ -192,23 +192,7 @@ static bool dst_ip_ok(const struct droce_ctx *ctx, const struct droce_pkt *pkt)
 {
 	if (pkt->h.net.ip_version != ctx->p.ip_version)
 		return false;
-	return memcmp(pkt->h.net.dst_ip, ctx->p.ip, ctx->p.ip_version == 4 ? 4 : 16) == 0;
-}
-
-/* Two addresses equal, IPv4 in the first 4 bytes (a fixed-size compare per
- * packet, not a libc call). */
-static inline bool ip_eq(const uint8_t *a, const uint8_t *b, bool v4)
-{
-	uint64_t x[2], y[2];
-	if (v4) {
-		uint32_t u, v;
-		memcpy(&u, a, 4);
-		memcpy(&v, b, 4);
-		return u == v;
-	}
-	memcpy(x, a, 16);
-	memcpy(y, b, 16);
-	return ((x[0] ^ y[0]) | (x[1] ^ y[1])) == 0;
+	return droce_ip_eq(pkt->h.net.dst_ip, ctx->p.ip, ctx->p.ip_version == 4);
 }
 
 /* IBTA 10.9.3: P_Keys match when the low 15 bits agree and at least one
@@ -269,7 +253,7 @@ static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64
 	 * packet from any other address is not its peer's, whatever its PSN
 	 * (issue 8 item 9; rxe checks the source GID the same way). */
 	if (qp->state >= DROCE_QPS_RTR &&
-	    !ip_eq(pkt.h.net.src_ip, qp->attr.ah_attr.dst_ip, ctx->p.ip_version == 4)) {
+	    !droce_ip_eq(pkt.h.net.src_ip, qp->attr.ah_attr.dst_ip, ctx->p.ip_version == 4)) {
 		droce_ctx_drop(ctx, qp, DROCE_DROP_SRC_IP);
 		return;
 	}

@@ -19,7 +19,7 @@ static struct droce_qp *target_qp(struct droce_ctx *ctx, const struct droce_pkt 
 	    droce_opcode_service(pkt->h.bth.opcode) != DROCE_SVC_RC)
 		return NULL;
 	if (pkt->h.net.ip_version != ctx->p.ip_version ||
-	    memcmp(pkt->h.net.dst_ip, ctx->p.ip, ctx->p.ip_version == 4 ? 4 : 16) != 0)
+	    !droce_ip_eq(pkt->h.net.dst_ip, ctx->p.ip, ctx->p.ip_version == 4))
 		return NULL;
 	uint32_t idx = pkt->h.bth.dqpn - DROCE_QPN_BASE;
 	struct droce_qp *qp = idx < ctx->p.max_qps ? ctx->qps[idx] : NULL;
@@ -31,7 +31,7 @@ static struct droce_qp *target_qp(struct droce_ctx *ctx, const struct droce_pkt 
 	if (qp->state < DROCE_QPS_RTR || qp->state == DROCE_QPS_ERR || qp->tp.resp_err)
 		return NULL;
 	/* ctx.c's source check (issue 8 item 9): only the peer's frames are placed. */
-	if (memcmp(pkt->h.net.src_ip, qp->attr.ah_attr.dst_ip, ctx->p.ip_version == 4 ? 4 : 16))
+	if (!droce_ip_eq(pkt->h.net.src_ip, qp->attr.ah_attr.dst_ip, ctx->p.ip_version == 4))
 		return NULL;
 	const struct droce_tp *t = &qp->tp;
 	if (pkt->h.bth.psn != t->epsn || t->in_msg != DROCE_OPF_WRITE ||
