@@ -19,67 +19,8 @@
 
 #include <droce/droce.h>
 
-#define SLOTS 1024
-#define SLOT_BYTES 4400
+#include "slot_link.h"
 
-struct dir {
-	uint8_t (*buf)[SLOT_BYTES];
-	uint32_t len[SLOTS];
-	unsigned head, count;
-};
-
-struct link {
-	struct dir d[2];
-};
-
-struct end {
-	struct link *l;
-	int side;
-};
-
-static int ml_tx(void *priv, const struct droce_tx_frame *f, uint64_t now)
-{
-	struct end *e = priv;
-	struct dir *d = &e->l->d[e->side];
-	if (d->count == SLOTS)
-		return -ENOBUFS;
-	unsigned s = (d->head + d->count) % SLOTS;
-	uint8_t *b = d->buf[s];
-	uint32_t o = f->hdr_len;
-	memcpy(b, f->hdr, f->hdr_len);
-	for (unsigned i = 0; i < f->nseg; i++) {
-		memcpy(b + o, f->seg[i].addr, f->seg[i].len);
-		o += f->seg[i].len;
-	}
-	memcpy(b + o, f->trailer, f->trailer_len);
-	d->len[s] = o + f->trailer_len;
-	d->count++;
-	return 0;
-}
-
-static unsigned ml_rx(void *priv, struct droce_rx_frame *f, unsigned n, uint64_t now)
-{
-	struct end *e = priv;
-	struct dir *d = &e->l->d[1 - e->side];
-	unsigned k;
-	for (k = 0; k < n && k < d->count; k++) {
-		unsigned s = (d->head + k) % SLOTS;
-		f[k].data = d->buf[s];
-		f[k].len = d->len[s];
-		f[k].handle = NULL;
-	}
-	return k;
-}
-
-static void ml_release(void *priv, struct droce_rx_frame *f, unsigned n)
-{
-	struct end *e = priv;
-	struct dir *d = &e->l->d[1 - e->side];
-	d->head = (d->head + n) % SLOTS;
-	d->count -= n;
-}
-
-static const struct droce_link_ops ml_ops = { .tx = ml_tx, .rx_burst = ml_rx, .rx_release = ml_release };
 
 static uint64_t now_ns(void)
 {
@@ -149,7 +90,7 @@ static int run(uint32_t size, double secs, enum droce_mtu mtu, uint32_t depth, u
 		p.ip[0] = 10;
 		p.ip[3] = (uint8_t)(1 + i);
 		p.mac[5] = (uint8_t)(1 + i);
-		p.link.ops = &ml_ops;
+		p.link.ops = &slot_link_ops;
 		p.burst = burst;
 		p.link.priv = &ends[i];
 		s[i].ctx = droce_ctx_create(&p);
