@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "cm/mad.h"
 #include "pair.h"
 #include "wire/bytes.h"
 #include "wire/opcode.h"
@@ -362,10 +363,15 @@ static void test_gsi(void **state)
 	rw.num_sge = 1;
 	struct droce_recv_wr *rbad;
 	assert_int_equal(droce_post_recv(g[SIDE_B], &rw, &rbad), 0);
-	/* A 256-byte MAD from A's GSI QP, Q_Key "the QP's" (high bit). */
+	/* A CM RTU MAD (256 bytes) from A's GSI QP, Q_Key "the QP's" (high bit). */
 	struct droce_sge ss = {.addr = (uintptr_t)f->u.buf[SIDE_A] + 4096, .length = 256,
 			       .lkey = f->u.mr[SIDE_A]->lkey};
-	fill_pattern(f->u.buf[SIDE_A] + 4096, 256, 42);
+	struct droce_cm_msg m;
+	memset(&m, 0, sizeof(m));
+	droce_mad_hdr_init(&m.hdr, DROCE_CM_ATTR_RTU, 0x1234567800000042ull);
+	m.u.rtu.local_comm_id = 0x11223344;
+	m.u.rtu.remote_comm_id = 0x55667788;
+	assert_int_equal(droce_mad_encode(f->u.buf[SIDE_A] + 4096, 256, &m), 256);
 	struct droce_send_wr sw, *sbad;
 	memset(&sw, 0, sizeof(sw));
 	sw.wr_id = 5;
@@ -385,7 +391,7 @@ static void test_gsi(void **state)
 	assert_int_equal(wc[0].qp_num, 1);
 	assert_int_equal(wc[0].src_qp, 1);
 	assert_int_equal(wc[0].byte_len, GRH + 256);
-	assert_int_equal(check_pattern(f->u.buf[SIDE_B] + GRH, 256, 42), -1);
+	assert_memory_equal(f->u.buf[SIDE_B] + GRH, f->u.buf[SIDE_A] + 4096, 256);
 	assert_int_equal(p->rec[0].dqpn, 1);
 	assert_int_equal(p->rec[0].sqpn, 1);
 	assert_int_equal(p->rec[0].qkey, DROCE_GSI_QKEY);
