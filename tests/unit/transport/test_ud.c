@@ -217,6 +217,10 @@ static void send_recv(struct fx *f)
 			assert_int_equal(check_pattern(b + GRH, len, i), -1);
 		assert_int_equal(b[GRH + len], 0x71); /* nothing written past the datagram */
 		check_grh(p, b, SIDE_A, len, i == 4);
+		uint8_t from[16], want[16];
+		pair_side_ip(p->ip_version, SIDE_A, want);
+		assert_int_equal(droce_grh_src_ip(b, from), p->ip_version);
+		assert_memory_equal(from, want, p->ip_version == 4 ? 4 : 16);
 	}
 	assert_false(wc[0].wc_flags & DROCE_WC_WITH_IMM);
 	assert_true(wc[4].wc_flags & DROCE_WC_WITH_IMM);
@@ -575,6 +579,12 @@ static void test_api_errors(void **state)
 							     DROCE_QP_QKEY), -EINVAL);
 	assert_int_equal(droce_query_qp(c.qp[SIDE_A], &a, 0), 0);
 	assert_int_equal(a.qp_type, DROCE_QPT_RC);
+
+	/* a GRH area that is neither RoCEv2 IPv4 nor IPv6 */
+	uint8_t junk[40] = {1}, ip[16] = {0xEE};
+	junk[20] = 0x45;
+	assert_int_equal(droce_grh_src_ip(junk, ip), 0);
+	assert_int_equal(ip[0], 0xEE);
 
 	/* post_send: UD takes SEND/SEND_WITH_IMM with an AH of its context */
 	struct droce_sge sge = {.addr = (uintptr_t)f->u.buf[SIDE_A], .length = 8,

@@ -161,6 +161,9 @@ static void replay_capture(const struct capture *c)
 			assert_int_equal(b[z], 0);
 		assert_memory_equal(b + 20, u->data + u->pkt.l3_off, 20);
 		assert_memory_equal(b + GRH, u->pkt.payload, plen);
+		uint8_t src[16];
+		assert_int_equal(droce_grh_src_ip(b, src), 4);
+		assert_memory_equal(src, u->pkt.h.net.src_ip, 4);
 		assert_int_equal(b[GRH], 1);     /* MAD base version */
 		assert_int_equal(b[GRH + 1], 7); /* management class: CM */
 	}
