@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * Verbs-shaped objects: memory regions, completion queues, RC queue pairs,
- * work requests and work completions. Shaped after rdma-core's verbs.h so
+ * Verbs-shaped objects: memory regions, completion queues, RC and UD queue
+ * pairs, UD address handles, work requests and work completions. Shaped after rdma-core's verbs.h so
  * RDMA users feel at home; all functions are driven from the context's poll
  * thread (or through the comm-core rings, include/droce/ring.h).
  *
@@ -19,6 +19,7 @@
 struct droce_ctx;
 struct droce_cq;
 struct droce_qp;
+struct droce_ah;
 
 /* ---------------------------------------------------------------- MR -- */
 
@@ -109,6 +110,10 @@ enum droce_wc_opcode {
 enum droce_wc_flags {
 	DROCE_WC_WITH_IMM = 1u << 0,
 	DROCE_WC_WITH_INV = 1u << 1,
+	/** UD receive: the first 40 bytes of the buffer hold the GRH area
+	 * (RoCEv2 IPv4: zeros, then the IPv4 header in bytes 20..39; IPv6:
+	 * the IPv6 header), as verbs/rxe place it; byte_len counts them. */
+	DROCE_WC_GRH = 1u << 2,
 };
 
 /** A work completion. */
@@ -120,8 +125,8 @@ struct droce_wc {
 	uint32_t imm_data;     /**< immediate data as carried on the wire (network order value) */
 	uint32_t invalidated_rkey;
 	uint32_t qp_num;
-	uint32_t src_qp;
-	unsigned wc_flags;     /**< DROCE_WC_WITH_* */
+	uint32_t src_qp;       /**< UD receive: the sender's QPN (DETH source QP) */
+	unsigned wc_flags;     /**< DROCE_WC_WITH_*, DROCE_WC_GRH */
 	uint32_t vendor_err;   /**< droce detail (e.g. the NAK code received) */
 };
 
@@ -191,11 +196,26 @@ struct droce_qp_cap {
 	uint32_t max_inline_data;
 };
 
+/** Transport service of a QP (IBTA 9.8 RC, 9.8.4 UD). */
+enum droce_qp_type {
+	DROCE_QPT_RC = 0,   /**< reliable connected (the default: a zeroed init attr) */
+	DROCE_QPT_UD = 1,   /**< unreliable datagram: SEND only, one packet per message */
+	/** The context's GSI QP (IBTA 13.5.1): UD with QPN 1 and the well-known
+	 * Q_Key 0x80010000 (DROCE_GSI_QKEY), one per context; what the CM's MADs
+	 * travel on. */
+	DROCE_QPT_GSI = 2,
+};
+
+/** The GSI QP's QPN and Q_Key (IBTA 13.5.1 / 13.4.6.1, Linux IB_QP1_QKEY). */
+#define DROCE_GSI_QPN 1u
+#define DROCE_GSI_QKEY 0x80010000u
+
 struct droce_qp_init_attr {
 	struct droce_cq *send_cq;
 	struct droce_cq *recv_cq;
 	struct droce_qp_cap cap;  /**< zeros take the params.h defaults */
 	int sq_sig_all;           /**< every send WR completes, as if SIGNALED */
+	enum droce_qp_type qp_type; /**< 0 = RC */
 };
 
 /** Attributes for droce_modify_qp()/droce_query_qp(). */
@@ -215,6 +235,8 @@ struct droce_qp_attr {
 	uint8_t max_rd_atomic;    /**< outstanding READ/atomic as requester */
 	uint8_t max_dest_rd_atomic; /**< outstanding READ/atomic accepted as responder */
 	struct droce_qp_cap cap;  /**< query only */
+	uint32_t qkey;            /**< UD: the Q_Key received datagrams must carry (IBTA 10.2.4) */
+	enum droce_qp_type qp_type; /**< query only */
 };
 
 /** Which droce_qp_attr fields droce_modify_qp() applies (IBTA 11.2.5.1). */
@@ -233,29 +255,40 @@ enum droce_qp_attr_mask {
 	DROCE_QP_SQ_PSN = 1u << 11,
 	DROCE_QP_MAX_DEST_RD_ATOMIC = 1u << 12,
 	DROCE_QP_DEST_QPN = 1u << 13,
+	DROCE_QP_QKEY = 1u << 14,
 };
 
 /**
- * Create an RC QP in RESET.
+ * Create a QP in RESET: RC (attr->qp_type 0), UD, or the context's GSI QP
+ * (QPN 1, Q_Key DROCE_GSI_QKEY already set).
  * @return the QP, or NULL with errno EINVAL (missing CQ, caps over the
- *         context's limits) or ENOMEM.
+ *         context's limits, unknown qp_type), EBUSY (a second GSI QP) or
+ *         ENOMEM.
  */
 struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_init_attr *attr);
 
 /** Destroy a QP; outstanding WQEs are dropped without completions. @return 0 or -EINVAL. */
 int droce_destroy_qp(struct droce_qp *qp);
 
-/** The QP number (24 bits, never 0 or 1: those are the IBTA's special QPs). */
+/** The QP number (24 bits; 1 only for the GSI QP, never 0: droce has no SMI). */
 uint32_t droce_qp_num(const struct droce_qp *qp);
 
 /**
  * Modify a QP. Transitions and the attributes each requires or allows follow
- * IBTA 11.2.5.1 table 93 (RESET->INIT: ACCESS_FLAGS, PKEY; INIT->RTR: AV,
+ * IBTA 11.2.5.1 table 93. RC: RESET->INIT: ACCESS_FLAGS, PKEY; INIT->RTR: AV,
  * PATH_MTU, DEST_QPN, RQ_PSN, MAX_DEST_RD_ATOMIC, MIN_RNR_TIMER; RTR->RTS:
  * SQ_PSN, TIMEOUT, RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC; any->RESET;
- * any->ERR; SQE->RTS).
+ * any->ERR; SQE->RTS.
+ * UD and GSI (verbs' UD table): RESET->INIT: QKEY required (GSI: optional,
+ * it has DROCE_GSI_QKEY), PKEY and PATH_MTU optional; INIT->INIT and
+ * INIT->RTR: PKEY, QKEY, PATH_MTU optional (no AV, destination QPN or PSN:
+ * each send WR names its destination); RTR->RTS: SQ_PSN required, QKEY
+ * optional; RTS->RTS, SQD->RTS, SQE->RTS: QKEY optional; SQD->SQD: PKEY,
+ * QKEY. PATH_MTU on a UD QP is a droce extension (verbs takes the port's):
+ * the largest message it sends, default 4096.
  * @return 0; -EINVAL for an illegal transition, a missing required attribute,
- *         an attribute not allowed on this transition, or a value out of range.
+ *         an attribute not allowed on this transition (QKEY on an RC QP), or
+ *         a value out of range.
  */
 int droce_modify_qp(struct droce_qp *qp, const struct droce_qp_attr *attr, unsigned mask);
 
@@ -287,6 +320,23 @@ enum droce_send_flags {
 	DROCE_SEND_INLINE = 1u << 3,    /**< copy the data at post time */
 };
 
+/**
+ * A UD address handle: where datagrams go (IBTA 10.2.2.1, 11.2.2). The
+ * attributes are copied; a send WR refers to the handle, so it must outlive
+ * the WRs posted with it (as in verbs).
+ */
+
+/**
+ * Create an address handle for @p attr (ip_version must be the context's,
+ * dscp 0..63; dst_mac is the resolved next hop; ttl 0 = the default).
+ * @return the handle, or NULL with errno EINVAL (NULL argument, another IP
+ *         version, dscp > 63) or ENOMEM.
+ */
+struct droce_ah *droce_create_ah(struct droce_ctx *ctx, const struct droce_ah_attr *attr);
+
+/** Destroy an address handle. @return 0, or -EINVAL for NULL. */
+int droce_destroy_ah(struct droce_ah *ah);
+
 struct droce_send_wr {
 	uint64_t wr_id;
 	struct droce_send_wr *next;
@@ -306,6 +356,14 @@ struct droce_send_wr {
 			uint64_t swap;
 			uint32_t rkey;
 		} atomic;
+		/** UD: destination of the datagram (IBTA 9.8.4). */
+		struct {
+			struct droce_ah *ah;
+			uint32_t remote_qpn;   /**< 24 bits */
+			/** The DETH Q_Key; with the high bit set the QP's own Q_Key
+			 * is sent instead (IBTA 10.2.4: controlled Q_Keys). */
+			uint32_t remote_qkey;
+		} ud;
 	} wr;
 };
 
@@ -318,16 +376,29 @@ struct droce_recv_wr {
 
 /**
  * Post a list of send work requests.
+ *
+ * UD QPs take SEND and SEND_WITH_IMM only, each WR with wr.ud (address
+ * handle of this context, remote QPN, Q_Key). A UD message is one packet
+ * (IBTA 9.8.4); one longer than the QP's MTU sends nothing and completes
+ * with SUCCESS (IBTA C10-93.1.1: no packet, no error; rxe does the same),
+ * counted in droce_qp_stats.ud_oversize. A UD send completes when its packet
+ * has left (no ACK, no retransmission).
+ *
  * @return 0; or a negative errno with *bad_wr at the first WR not posted:
  *         -EINVAL (bad opcode, too many SGEs, inline too long, atomic not
  *         8-byte aligned or length != 8, QP in RESET/INIT/RTR... per IBTA
- *         10.8.1: posting to the SQ needs RTS or SQD), -ENOMEM (SQ full).
+ *         10.8.1: posting to the SQ needs RTS or SQD; UD: an opcode other
+ *         than SEND/SEND_WITH_IMM, no address handle or one of another
+ *         context, remote QPN over 24 bits), -ENOMEM (SQ full).
  *         A bad lkey is not a post error: it completes with LOC_PROT_ERR.
  */
 int droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr, struct droce_send_wr **bad_wr);
 
 /**
  * Post a list of receive work requests (allowed from INIT on, IBTA 10.8.1).
+ * UD: each buffer needs 40 bytes for the GRH area in front of the payload
+ * (DROCE_WC_GRH); a datagram that does not fit is dropped and counted
+ * (UD_TOO_LONG), the WQE stays posted (IBTA class D, as rxe).
  * @return 0; or -EINVAL (RESET, too many SGEs) / -ENOMEM (RQ full) with *bad_wr set.
  */
 int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr, struct droce_recv_wr **bad_wr);
@@ -355,6 +426,8 @@ struct droce_qp_stats {
 	uint32_t window_pkts;
 	uint8_t timeout_mode;       /**< enum droce_timeout_mode in use */
 	uint64_t delivery_mbps;     /**< measured delivery rate (window tuning), Mbit/s */
+	/* UD (IBTA 9.8.4) */
+	uint64_t ud_oversize;       /**< UD sends longer than the MTU: completed, not sent (C10-93.1.1) */
 };
 
 /**

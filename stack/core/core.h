@@ -144,9 +144,22 @@ static inline int droce_cq_push(struct droce_cq *cq, const struct droce_wc *wc)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ AH -- */
+
+/** A UD address handle (core/ah.c): the network fields of its datagrams,
+ * filled once at create from the attributes and the context's address. */
+struct droce_ah {
+	struct droce_ctx *ctx;
+	struct droce_ah_attr attr;
+	struct droce_net_fields net;  /* sport 0: derived per datagram from the QPNs */
+	struct droce_ah *prev, *next; /* the context's list (destroyed with it) */
+};
+
 /* ------------------------------------------------------------------ QP -- */
 
-/** A send WQE. */
+/** A send WQE. UD WQEs keep their destination in the RC fields (no room
+ * spent on every RC WQE): remote_addr the address handle, rkey the remote
+ * QPN, compare_add the DETH Q_Key (droce_swqe_ud_*). */
 struct droce_swqe {
 	uint64_t wr_id;
 	uint8_t opcode;         /* enum droce_wr_opcode */
@@ -182,6 +195,7 @@ struct droce_qp {
 	struct droce_ctx *ctx;
 	uint32_t qpn, index;
 	enum droce_qp_state state;
+	uint8_t type;                 /* enum droce_qp_type: RC, UD or GSI */
 	struct droce_qp_attr attr;
 	struct droce_cq *scq, *rcq;
 	struct droce_qp_cap cap;
@@ -237,6 +251,8 @@ struct droce_ctx {
 	uint32_t nmrs_used;
 	struct droce_qp *ready_head, *ready_tail;
 	struct droce_cq *cqs;         /* every live CQ */
+	struct droce_ah *ahs;         /* every live address handle */
+	struct droce_qp *gsi;         /* the GSI QP (QPN 1), at index max_qps, or NULL */
 	struct droce_timers timers;   /* every QP's deadline, by index (core/timers.h) */
 	uint32_t *due;                /* run_timers' scratch: indexes due this poll */
 	struct droce_rx_frame *rxf;
@@ -247,6 +263,29 @@ struct droce_ctx {
 
 /** QPNs 0 and 1 are the IBTA's special QPs; droce's start here. */
 #define DROCE_QPN_BASE 2u
+
+/* UD WQE destination (see struct droce_swqe). */
+static inline const struct droce_ah *droce_swqe_ud_ah(const struct droce_swqe *w)
+{
+	return (const struct droce_ah *)(uintptr_t)w->remote_addr;
+}
+static inline uint32_t droce_swqe_ud_qpn(const struct droce_swqe *w) { return w->rkey; }
+static inline uint32_t droce_swqe_ud_qkey(const struct droce_swqe *w) { return (uint32_t)w->compare_add; }
+
+/* core/ud_qp.c: UD and GSI QPs' part of modify and post. */
+/** IBTA 11.2.5.1 for UD: required and optional attributes of cur -> next. @return false if illegal. */
+bool droce_ud_transition(enum droce_qp_state cur, enum droce_qp_state next, bool gsi,
+			 unsigned *req, unsigned *opt);
+/** Check a UD send WR (opcode, address handle, QPN). @return 0 or -EINVAL. */
+int droce_ud_wr_check(const struct droce_qp *qp, const struct droce_send_wr *wr);
+/** Keep a UD send WR's destination in the WQE. */
+static inline void droce_ud_swqe_set(struct droce_swqe *w, const struct droce_send_wr *wr)
+{
+	w->remote_addr = (uintptr_t)wr->wr.ud.ah;
+	w->rkey = wr->wr.ud.remote_qpn;
+	w->compare_add = wr->wr.ud.remote_qkey;
+	w->swap = 0;
+}
 
 uint64_t droce_ctx_rand(struct droce_ctx *ctx);
 

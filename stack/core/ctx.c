@@ -91,12 +91,13 @@ struct droce_ctx *droce_ctx_create(const struct droce_ctx_params *p)
 		ctx->p.line_rate_gbps = 100;
 	ctx->link = p->link;
 	ctx->cc = cc;
-	ctx->qps = calloc(p->max_qps, sizeof(*ctx->qps));
+	/* One slot more than max_qps: the GSI QP's (QPN 1, index max_qps). */
+	ctx->qps = calloc(p->max_qps + 1u, sizeof(*ctx->qps));
 	ctx->mrs = calloc(p->max_mrs, sizeof(*ctx->mrs));
 	ctx->rxf = calloc(p->burst, sizeof(*ctx->rxf));
-	ctx->due = malloc((size_t)p->max_qps * sizeof(*ctx->due));
+	ctx->due = malloc(((size_t)p->max_qps + 1u) * sizeof(*ctx->due));
 	if (!ctx->qps || !ctx->mrs || !ctx->rxf || !ctx->due ||
-	    droce_timers_init(&ctx->timers, p->max_qps) != 0) {
+	    droce_timers_init(&ctx->timers, p->max_qps + 1u) != 0) {
 		free(ctx->qps);
 		free(ctx->mrs);
 		free(ctx->rxf);
@@ -126,9 +127,11 @@ int droce_ctx_destroy(struct droce_ctx *ctx)
 		return -EINVAL;
 	if (ctx->svc.destroy) /* it owns QPs of its own: before they go */
 		ctx->svc.destroy(ctx->svc.arg);
-	for (uint32_t i = 0; i < ctx->p.max_qps; i++)
+	for (uint32_t i = 0; i <= ctx->p.max_qps; i++) /* the GSI QP's slot too */
 		if (ctx->qps[i])
 			droce_destroy_qp(ctx->qps[i]);
+	while (ctx->ahs)
+		droce_destroy_ah(ctx->ahs);
 	for (uint32_t i = 0; i < ctx->p.max_mrs; i++)
 		if (ctx->mrs[i].used)
 			droce_dereg_mr(&ctx->mrs[i].mr);
@@ -204,6 +207,28 @@ static bool pkey_ok(uint16_t a, uint16_t b)
 	return (a & 0x7FFFu) == (b & 0x7FFFu) && ((a | b) & 0x8000u);
 }
 
+/* A datagram (IBTA 9.8.4) for a UD or GSI QP: the P_Key as for RC, then
+ * the transport (transport/ud.c: state, Q_Key, receive WQE). Any other
+ * service to a UD QP, or UD to an RC QP, is dropped. */
+static void rx_not_rc(struct droce_ctx *ctx, struct droce_qp *qp, const struct droce_pkt *pkt,
+		      enum droce_service svc, uint64_t now)
+{
+	if (qp->type == DROCE_QPT_RC) {
+		droce_ctx_drop(ctx, qp, DROCE_DROP_NOT_RC);
+		return;
+	}
+	if (svc != DROCE_SVC_UD) {
+		droce_ctx_drop(ctx, qp, DROCE_DROP_NOT_UD);
+		return;
+	}
+	if (!pkey_ok(pkt->h.bth.pkey, qp->attr.pkey)) {
+		droce_ctx_drop(ctx, qp, DROCE_DROP_BAD_PKEY);
+		return;
+	}
+	droce_tp_rx(qp, pkt, now);
+	after_tp(ctx, qp);
+}
+
 static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64_t now)
 {
 	struct droce_pkt pkt;
@@ -232,6 +257,8 @@ static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64
 	}
 	uint32_t idx = pkt.h.bth.dqpn - DROCE_QPN_BASE;
 	struct droce_qp *qp = idx < ctx->p.max_qps ? ctx->qps[idx] : NULL;
+	if (!qp && pkt.h.bth.dqpn == DROCE_GSI_QPN)
+		qp = ctx->gsi; /* MADs to QP1 (the CM's) */
 	if (!qp) {
 		ctx->stats.drop[DROCE_DROP_UNKNOWN_QPN]++;
 		return;
@@ -243,8 +270,8 @@ static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64
 		ctx->stats.drop[DROCE_DROP_CNP_HANDLED]++;
 		return;
 	}
-	if (svc != DROCE_SVC_RC) {
-		droce_ctx_drop(ctx, qp, DROCE_DROP_NOT_RC);
+	if (svc != DROCE_SVC_RC || qp->type != DROCE_QPT_RC) {
+		rx_not_rc(ctx, qp, &pkt, svc, now);
 		return;
 	}
 	if (!pkey_ok(pkt.h.bth.pkey, qp->attr.pkey)) {

@@ -24,7 +24,11 @@
 	X(OUT_OF_SEQ, "request beyond the expected PSN (after the one NAK)")   \
 	X(DUP_NO_RES, "duplicate READ/atomic older than the replay ring")      \
 	X(RESP_BUSY, "response queue full")                                  \
-	X(SRC_IP, "RC packet from an address other than the QP's peer")
+	X(SRC_IP, "RC packet from an address other than the QP's peer")         \
+	X(NOT_UD, "packet of another transport service to a UD QP")           \
+	X(BAD_QKEY, "UD datagram whose Q_Key is not the QP's (IBTA 10.2.4)")    \
+	X(UD_NO_RWQE, "UD datagram with no receive WQE posted (no RNR for UD)") \
+	X(UD_TOO_LONG, "UD datagram longer than the receive WQE (40 B GRH + payload)")
 
 enum droce_drop_reason {
 #define X(n, s) DROCE_DROP_PARSE_##n,

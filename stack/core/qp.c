@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * RC queue pairs: creation, the IBTA 11.2.5.1 state transitions with their
- * attribute masks, posting. The protocol state lives in the transport's own
+ * Queue pairs: creation, the IBTA 11.2.5.1 state transitions with their
+ * attribute masks, posting (UD's own rows and checks: core/ud_qp.c). The protocol state lives in the transport's own
  * object (qp->tp, transport/tp.h): transitions call the transport's hooks
  * (reset, RTR, RTS, to ERR, header template); nothing here writes it.
  */
@@ -41,8 +41,13 @@ static uint32_t pow2_at_least(uint32_t v)
 struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_init_attr *ia)
 {
 	if (!ctx || !ia || !ia->send_cq || !ia->recv_cq || ia->send_cq->ctx != ctx ||
-	    ia->recv_cq->ctx != ctx) {
+	    ia->recv_cq->ctx != ctx || (unsigned)ia->qp_type > DROCE_QPT_GSI) {
 		errno = EINVAL;
+		return NULL;
+	}
+	bool gsi = ia->qp_type == DROCE_QPT_GSI;
+	if (gsi && ctx->gsi) {
+		errno = EBUSY; /* one GSI QP per port (IBTA 13.5.1) */
 		return NULL;
 	}
 	struct droce_qp_cap cap = ia->cap;
@@ -65,7 +70,9 @@ struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_in
 	uint32_t idx;
 	for (idx = ctx->qp_free; idx < ctx->p.max_qps && ctx->qps[idx]; idx++)
 		; /* lowest free slot; the ones below qp_free are all taken */
-	if (idx == ctx->p.max_qps) {
+	if (gsi)
+		idx = ctx->p.max_qps; /* its own slot past the table (ctx.c), QPN 1 */
+	else if (idx == ctx->p.max_qps) {
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -88,7 +95,8 @@ struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_in
 	}
 	qp->ctx = ctx;
 	qp->index = idx;
-	qp->qpn = idx + DROCE_QPN_BASE;
+	qp->qpn = gsi ? DROCE_GSI_QPN : idx + DROCE_QPN_BASE;
+	qp->type = (uint8_t)ia->qp_type;
 	qp->state = DROCE_QPS_RESET;
 	qp->scq = ia->send_cq;
 	qp->rcq = ia->recv_cq;
@@ -114,9 +122,15 @@ struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_in
 	qp->attr.ah_attr.ttl = DROCE_DEFAULT_TTL;
 	qp->mtu = droce_mtu_bytes(qp->attr.path_mtu);
 	qp->mig_state = DROCE_MIG_MIGRATED; /* verbs' default; droce has no APM to arm */
+	qp->attr.qp_type = ia->qp_type;
 	ctx->qps[idx] = qp;
-	ctx->qp_free = idx + 1;
 	ctx->nqps++;
+	if (gsi) {
+		qp->attr.qkey = DROCE_GSI_QKEY;
+		ctx->gsi = qp;
+		return qp;
+	}
+	ctx->qp_free = idx + 1;
 	if (idx + 1 > ctx->qp_hi)
 		ctx->qp_hi = idx + 1;
 	return qp;
@@ -149,6 +163,8 @@ int droce_destroy_qp(struct droce_qp *qp)
 	ready_remove(qp);
 	droce_timers_set(&ctx->timers, qp->index, UINT64_MAX); /* its timers die with it */
 	ctx->qps[qp->index] = NULL;
+	if (qp == ctx->gsi)
+		ctx->gsi = NULL;
 	if (qp->index < ctx->qp_free)
 		ctx->qp_free = qp->index;
 	ctx->nqps--;
@@ -346,7 +362,9 @@ int droce_modify_qp(struct droce_qp *qp, const struct droce_qp_attr *attr, unsig
 	if ((unsigned)next > DROCE_QPS_ERR)
 		return -EINVAL;
 	struct transition t;
-	if (!transition(cur, next, &t))
+	if (qp->type == DROCE_QPT_RC ? !transition(cur, next, &t)
+				     : !droce_ud_transition(cur, next, qp->type == DROCE_QPT_GSI,
+							    &t.req, &t.opt))
 		return -EINVAL;
 	unsigned given = mask & ~M(STATE);
 	if ((given & t.req) != t.req || (given & ~(t.req | t.opt)))
@@ -387,9 +405,13 @@ int droce_modify_qp(struct droce_qp *qp, const struct droce_qp_attr *attr, unsig
 		a->min_rnr_timer = attr->min_rnr_timer;
 	if (given & M(DEST_QPN))
 		a->dest_qp_num = attr->dest_qp_num;
+	if (given & M(QKEY))
+		a->qkey = attr->qkey;
 	qp->mtu = droce_mtu_bytes(a->path_mtu);
 	qp->timeout_ns = ack_timeout_ns(a->timeout);
-	if (given & (M(AV) | M(DEST_QPN) | M(PKEY)))
+	/* A UD QP has no connection template: its headers come from each WR's
+	 * address handle (transport/ud.c). */
+	if (qp->type == DROCE_QPT_RC && (given & (M(AV) | M(DEST_QPN) | M(PKEY))))
 		droce_tp_build_template(qp);
 
 	if (next == DROCE_QPS_RESET) {
@@ -440,6 +462,8 @@ static int prepare_swqe(struct droce_qp *qp, const struct droce_send_wr *wr,
 	if ((unsigned)wr->opcode > DROCE_WR_ATOMIC_FETCH_AND_ADD || wr->num_sge < 0 ||
 	    (uint32_t)wr->num_sge > qp->cap.max_send_sge || (wr->num_sge && !wr->sg_list))
 		return -EINVAL;
+	if (qp->type != DROCE_QPT_RC && droce_ud_wr_check(qp, wr))
+		return -EINVAL;
 	bool atomic = wr->opcode == DROCE_WR_ATOMIC_CMP_AND_SWP ||
 		      wr->opcode == DROCE_WR_ATOMIC_FETCH_AND_ADD;
 	bool read = wr->opcode == DROCE_WR_RDMA_READ;
@@ -465,6 +489,8 @@ static int prepare_swqe(struct droce_qp *qp, const struct droce_send_wr *wr,
 		w->rkey = wr->wr.atomic.rkey;
 		w->compare_add = wr->wr.atomic.compare_add;
 		w->swap = wr->wr.atomic.swap;
+	} else if (qp->type != DROCE_QPT_RC) {
+		droce_ud_swqe_set(w, wr);
 	} else {
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;

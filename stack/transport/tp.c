@@ -50,7 +50,9 @@ void droce_tp_ecn_ce(struct droce_qp *qp, uint64_t now)
 void droce_tp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now)
 {
 	uint16_t f = pkt->op->flags;
-	if (droce_opcode_service(pkt->h.bth.opcode) == DROCE_SVC_CNP)
+	if (qp->type != DROCE_QPT_RC)
+		droce_ud_rx(qp, pkt, now);
+	else if (droce_opcode_service(pkt->h.bth.opcode) == DROCE_SVC_CNP)
 		droce_comp_cnp(qp, now);
 	else if (f & DROCE_OPF_REQ)
 		droce_resp_rx(qp, pkt, now);
@@ -73,6 +75,8 @@ static inline bool req_idle(const struct droce_qp *qp)
 
 enum droce_tx_result droce_tp_tx(struct droce_qp *qp, uint64_t now, unsigned quota, unsigned *sent)
 {
+	if (qp->type != DROCE_QPT_RC)
+		return droce_ud_tx(qp, now, quota, sent);
 	if (resp_idle(&qp->tp))
 		return droce_req_tx(qp, now, quota, sent);
 	if (req_idle(qp))

@@ -54,6 +54,10 @@ void droce_resp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t no
 enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned quota, unsigned *sent);
 void droce_resp_reset(struct droce_qp *qp);
 
+/* ud.c: UD and GSI QPs (IBTA 9.8.4) */
+enum droce_tx_result droce_ud_tx(struct droce_qp *qp, uint64_t now, unsigned quota, unsigned *sent);
+void droce_ud_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now);
+
 /* completer.c */
 void droce_comp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now);
 void droce_comp_cnp(struct droce_qp *qp, uint64_t now);

@@ -88,6 +88,8 @@ void dv_wc_convert(const struct droce_wc *in, struct ibv_wc *out)
 		out->wc_flags |= IBV_WC_WITH_INV;
 		out->invalidated_rkey = in->invalidated_rkey;
 	}
+	if (in->wc_flags & DROCE_WC_GRH)
+		out->wc_flags |= IBV_WC_GRH; /* the 40-byte GRH area leads the buffer */
 	out->pkey_index = 0;
 }
 

@@ -195,7 +195,19 @@ struct dv_qp {
 	struct droce_qp *dqp;
 	struct ibv_qp_cap cap;
 	int sq_sig_all;
+	bool ud;                    /**< IBV_QPT_UD: send WRs carry wr.ud */
 };
+
+/** A UD address handle (ah.c). */
+struct dv_ah {
+	struct ibv_ah ibah;
+	struct dv_context *c;
+	struct droce_ah *dah;
+};
+
+/* qp.c: a GRH-routed RoCEv2 AV as droce's, the next hop resolved. Lock held.
+ * @return 0 or a positive errno. */
+int dv_av_to_droce(struct dv_context *c, const struct ibv_ah_attr *ah, struct droce_ah_attr *d);
 
 /* cq.c */
 /** Convert droce completions to ibv_wc (the explicit tables). */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * RC queue pairs: create/modify/query/destroy with rdma-core's attribute
+ * RC and UD queue pairs: create/modify/query/destroy with rdma-core's attribute
  * masks translated to droce's (IBTA 11.2.5.1 table 93 is enforced by
  * droce_modify_qp), and the post verbs the inline ibv_post_send() /
  * ibv_post_recv() of verbs.h reach through context->ops.
@@ -84,8 +84,8 @@ DV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 		errno = EINVAL;
 		return NULL;
 	}
-	if (ia->qp_type != IBV_QPT_RC || ia->srq) {
-		/* UD, UC, XRC, raw packet and SRQs are not in droce. */
+	if ((ia->qp_type != IBV_QPT_RC && ia->qp_type != IBV_QPT_UD) || ia->srq) {
+		/* UC, XRC, raw packet and SRQs are not in droce. */
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -95,6 +95,12 @@ DV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 		return NULL;
 	}
 	struct dv_context *c = dv_ctx(pd->context);
+	if (c->comm && ia->qp_type == IBV_QPT_UD) {
+		/* A UD send WR names an ibv_ah, which comm.c's ring copy does not
+		 * translate to droce's address handle. */
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 	if (c->comm && (ia->cap.max_send_sge > DROCE_CHAN_MAX_SGE ||
 			ia->cap.max_recv_sge > DROCE_CHAN_MAX_SGE ||
 			ia->cap.max_inline_data > DV_COMM_MAX_INLINE)) {
@@ -113,6 +119,7 @@ DV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 			.max_send_sge = ia->cap.max_send_sge, .max_recv_sge = ia->cap.max_recv_sge,
 			.max_inline_data = ia->cap.max_inline_data},
 		.sq_sig_all = ia->sq_sig_all,
+		.qp_type = ia->qp_type == IBV_QPT_UD ? DROCE_QPT_UD : DROCE_QPT_RC,
 	};
 	dv_lock(c);
 	qp->dqp = droce_create_qp(c->dctx, &d);
@@ -137,6 +144,7 @@ DV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 	ia->cap.max_inline_data = qa.cap.max_inline_data;
 	qp->cap = ia->cap;
 	qp->sq_sig_all = ia->sq_sig_all;
+	qp->ud = ia->qp_type == IBV_QPT_UD;
 	qp->c = c;
 	struct ibv_qp *q = &qp->ibqp;
 	q->context = pd->context;
@@ -146,7 +154,7 @@ DV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 	q->recv_cq = ia->recv_cq;
 	q->qp_num = droce_qp_num(qp->dqp);
 	q->state = IBV_QPS_RESET;
-	q->qp_type = IBV_QPT_RC;
+	q->qp_type = ia->qp_type;
 	pthread_mutex_init(&q->mutex, NULL);
 	pthread_cond_init(&q->cond, NULL);
 	atomic_fetch_add(&c->n_qps, 1);
@@ -207,10 +215,10 @@ DV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 		    IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |        \
 		    IBV_QP_RNR_RETRY | IBV_QP_RQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC |             \
 		    IBV_QP_MIN_RNR_TIMER | IBV_QP_SQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |       \
-		    IBV_QP_DEST_QPN | IGNORED_MASK)
+		    IBV_QP_DEST_QPN | IBV_QP_QKEY | IGNORED_MASK)
 
 /* The AV of a GRH-routed RoCEv2 path; the MAC is resolved. Lock held. */
-static int av_to_droce(struct dv_context *c, const struct ibv_ah_attr *ah, struct droce_ah_attr *d)
+int dv_av_to_droce(struct dv_context *c, const struct ibv_ah_attr *ah, struct droce_ah_attr *d)
 {
 	if (!ah->is_global || ah->grh.sgid_index != 0 || (ah->port_num && ah->port_num != 1))
 		return EINVAL;
@@ -261,7 +269,7 @@ DV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask
 		return EINVAL;
 	unsigned m = (unsigned)mask;
 	if (m & ~(unsigned)KNOWN_MASK)
-		return EINVAL; /* QKEY (UD), alternate path, CAP, rate limit, unknown bits */
+		return EINVAL; /* alternate path, CAP, rate limit, unknown bits */
 	struct dv_qp *qp = (struct dv_qp *)ibqp;
 	struct dv_context *c = qp->c;
 	struct droce_qp_attr d;
@@ -331,10 +339,25 @@ DV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask
 		d.dest_qp_num = a->dest_qp_num;
 		dm |= DROCE_QP_DEST_QPN;
 	}
+	if (m & IBV_QP_QKEY) {
+		d.qkey = a->qkey;
+		dm |= DROCE_QP_QKEY; /* droce_modify_qp refuses it on RC */
+	}
+	if (qp->ud && (m & IBV_QP_STATE) && a->qp_state == IBV_QPS_INIT &&
+	    ibqp->state == IBV_QPS_RESET) {
+		/* verbs' UD messages are bounded by the port's MTU: droce's UD
+		 * QPs take theirs as the path MTU. */
+		enum ibv_mtu pm = IBV_MTU_256;
+		for (enum ibv_mtu t = IBV_MTU_256; t <= IBV_MTU_4096; t++)
+			if ((128u << t) <= c->dev->roce_mtu)
+				pm = t;
+		mtu_to_droce(pm, &d.path_mtu);
+		dm |= DROCE_QP_PATH_MTU;
+	}
 	dv_lock(c);
 	int r = 0;
 	if (m & IBV_QP_AV) {
-		r = av_to_droce(c, &a->ah_attr, &d.ah_attr);
+		r = dv_av_to_droce(c, &a->ah_attr, &d.ah_attr);
 		dm |= DROCE_QP_AV;
 	}
 	if (!r)
@@ -380,13 +403,14 @@ DV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask,
 	a->min_rnr_timer = d.min_rnr_timer;
 	a->max_rd_atomic = d.max_rd_atomic;
 	a->max_dest_rd_atomic = d.max_dest_rd_atomic;
+	a->qkey = d.qkey;
 	a->port_num = 1;
 	memset(ia, 0, sizeof(*ia));
 	ia->qp_context = ibqp->qp_context;
 	ia->send_cq = ibqp->send_cq;
 	ia->recv_cq = ibqp->recv_cq;
 	ia->cap = qp->cap;
-	ia->qp_type = IBV_QPT_RC;
+	ia->qp_type = ibqp->qp_type;
 	ia->sq_sig_all = qp->sq_sig_all;
 	return 0;
 }
@@ -443,6 +467,11 @@ int dv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr
 		struct droce_send_wr d;
 		struct droce_send_wr *dbad;
 		r = dv_send_to_droce(wr, &d);
+		if (!r && qp->ud) {
+			d.wr.ud.ah = wr->wr.ud.ah ? ((struct dv_ah *)wr->wr.ud.ah)->dah : NULL;
+			d.wr.ud.remote_qpn = wr->wr.ud.remote_qpn;
+			d.wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
+		}
 		if (!r)
 			r = -droce_post_send(qp->dqp, &d, &dbad);
 		if (r) {

@@ -5,7 +5,7 @@
  * libmlx5, libefa and librdmacm, all built with BIND_NOW: one missing
  * symbol and the loader refuses the program).
  *
- * Public verbs droce does not implement (UD address handles, SRQs,
+ * Public verbs droce does not implement (SRQs,
  * multicast, import, ECE, dma-buf, resize/rereg) fail the way rdma-core
  * fails for a device without them: NULL with errno EOPNOTSUPP, or
  * EOPNOTSUPP returned. The IBVERBS_PRIVATE_34 entry points are the provider
@@ -50,30 +50,6 @@ DV_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint
 }
 
 DV_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
-{
-	return EOPNOTSUPP;
-}
-
-DV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
-{
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-DV_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
-					       struct ibv_grh *grh, uint8_t port_num)
-{
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-DV_EXPORT int ibv_init_ah_from_wc(struct ibv_context *ic, uint8_t port_num, struct ibv_wc *wc,
-				  struct ibv_grh *grh, struct ibv_ah_attr *ah_attr)
-{
-	return EOPNOTSUPP;
-}
-
-DV_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
 {
 	return EOPNOTSUPP;
 }

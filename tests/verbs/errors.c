@@ -222,11 +222,11 @@ static void bad_calls(struct side *s)
 	CHECK(nd == 1 && !ibv_open_device(list[0]) && errno == EBUSY,
 	      "open_device while open: NULL, EBUSY (%s)", strerror(errno));
 	ibv_free_device_list(list);
-	struct ibv_qp_init_attr ud = {.send_cq = s->cq, .recv_cq = s->cq, .qp_type = IBV_QPT_UD,
+	struct ibv_qp_init_attr uc = {.send_cq = s->cq, .recv_cq = s->cq, .qp_type = IBV_QPT_UC,
 				      .cap = {.max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
 					      .max_recv_sge = 1}};
 	errno = 0;
-	CHECK(!ibv_create_qp(s->pd, &ud) && errno == EOPNOTSUPP, "create_qp(UD): NULL, EOPNOTSUPP (%s)",
+	CHECK(!ibv_create_qp(s->pd, &uc) && errno == EOPNOTSUPP, "create_qp(UC): NULL, EOPNOTSUPP (%s)",
 	      strerror(errno));
 	errno = 0;
 	CHECK(!ibv_create_qp(s->pd, NULL) && errno == EINVAL, "create_qp(NULL attr): NULL, EINVAL");
@@ -271,6 +271,50 @@ static void bad_calls(struct side *s)
 	struct ibv_recv_wr *rbad = NULL;
 	CHECK(ibv_post_recv(qp, &rwr, &rbad) == EINVAL && rbad == &rwr, "post_recv in RESET: EINVAL");
 	CHECK(ibv_destroy_qp(qp) == 0, "destroy_qp: 0");
+
+	/* UD (issue 13): address handles need a GRH with an IPv4-mapped GID;
+	 * a UD QP takes SEND with an AH only, and QKEY at RESET->INIT. */
+	struct ibv_ah_attr aha = {.is_global = 0, .port_num = 1};
+	errno = 0;
+	CHECK(!ibv_create_ah(s->pd, &aha) && errno == EINVAL, "create_ah without GRH: NULL, EINVAL (%s)",
+	      strerror(errno));
+	aha.is_global = 1;
+	memset(&aha.grh.dgid, 0x11, sizeof(aha.grh.dgid));
+	errno = 0;
+	CHECK(!ibv_create_ah(s->pd, &aha) && errno == EINVAL, "create_ah, GID not IPv4-mapped: NULL, EINVAL");
+	CHECK(ibv_destroy_ah(NULL) == EINVAL, "destroy_ah(NULL): EINVAL");
+	struct ibv_qp_init_attr uda = {.send_cq = s->cq, .recv_cq = s->cq, .qp_type = IBV_QPT_UD,
+				       .cap = {.max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
+					       .max_recv_sge = 1}};
+	struct ibv_qp *ud = ibv_create_qp(s->pd, &uda);
+	CHECK(ud && ud->qp_type == IBV_QPT_UD, "create_qp(UD): a UD QP");
+	if (ud) {
+		struct ibv_qp_attr ua = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+					 .qkey = 0x11111111};
+		r = ibv_modify_qp(ud, &ua, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT);
+		CHECK(r == EINVAL, "modify_qp UD RESET->INIT without QKEY: EINVAL (%d)", r);
+		r = ibv_modify_qp(ud, &ua, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
+		CHECK(r == 0, "modify_qp UD RESET->INIT with QKEY: 0 (%d)", r);
+		ua.qp_state = IBV_QPS_RTR;
+		ua.dest_qp_num = 5;
+		r = ibv_modify_qp(ud, &ua, IBV_QP_STATE | IBV_QP_DEST_QPN);
+		CHECK(r == EINVAL, "modify_qp UD INIT->RTR with DEST_QPN: EINVAL (%d)", r);
+		CHECK(ibv_modify_qp(ud, &ua, IBV_QP_STATE) == 0, "modify_qp UD INIT->RTR: 0");
+		ua.qp_state = IBV_QPS_RTS;
+		ua.sq_psn = 1;
+		CHECK(ibv_modify_qp(ud, &ua, IBV_QP_STATE | IBV_QP_SQ_PSN) == 0, "modify_qp UD RTR->RTS: 0");
+		struct ibv_qp_init_attr uia;
+		r = ibv_query_qp(ud, &ua, IBV_QP_QKEY, &uia);
+		CHECK(r == 0 && ua.qkey == 0x11111111 && uia.qp_type == IBV_QPT_UD, "query_qp UD: Q_Key, type");
+		struct ibv_send_wr uw = {.wr_id = 2, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND};
+		uw.wr.ud.ah = NULL;
+		uw.wr.ud.remote_qpn = 5;
+		r = ibv_post_send(ud, &uw, &bad);
+		CHECK(r == EINVAL && bad == &uw, "post_send UD without an AH: EINVAL (%d)", r);
+		CHECK(ibv_destroy_qp(ud) == 0, "destroy_qp(UD): 0");
+	}
+	CHECK(!ibv_create_ah_from_wc(s->pd, &(struct ibv_wc){0}, &(struct ibv_grh){0}, 1) && errno == EINVAL,
+	      "create_ah_from_wc without IBV_WC_GRH: NULL, EINVAL");
 	CHECK(!strcmp(ibv_wc_status_str(IBV_WC_RETRY_EXC_ERR), "transport retry counter exceeded"),
 	      "wc_status_str(RETRY_EXC_ERR)");
 }

@@ -67,6 +67,8 @@ static void tap(void *arg, enum droce_memlink_dir dir, const uint8_t *frame, uin
 	}
 	r->orig = pkt.h.ext.atomic_ack;
 	r->imm = pkt.h.ext.imm;
+	r->qkey = pkt.h.ext.deth.qkey;
+	r->sqpn = pkt.h.ext.deth.sqpn;
 }
 
 void rec_clear(struct pair *p)

@@ -50,6 +50,7 @@ struct pkt_rec {
 	uint32_t rkey, dma_len;
 	uint64_t swap_add, compare, orig;
 	uint32_t imm;
+	uint32_t qkey, sqpn;           /**< DETH (UD) */
 };
 
 struct pair {
