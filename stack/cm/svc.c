@@ -270,12 +270,3 @@ int droce_cm_get_counters(const struct droce_ctx *ctx, struct droce_cm_counters 
 		out->conns += s->conns[i].state != SVC_FREE;
 	return 0;
 }
-
-int droce_cm_open(struct droce_ctx *ctx, const struct droce_cm_conf *c)
-{
-	/* QP1 needs UD QPs in the transport (issue 13 item 1): until they are
-	 * there only droce_cm_open_path() (a datagram path of the caller's) runs */
-	if (!ctx || !c || !c->resolve)
-		return -EINVAL;
-	return -EOPNOTSUPP;
-}

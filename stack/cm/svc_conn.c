@@ -79,7 +79,7 @@ static int qp_usable(const struct droce_cm_svc *s, struct droce_qp *qp)
 	if (qp_busy(s, qp))
 		return -EBUSY;
 	struct droce_qp_attr qa;
-	if (droce_query_qp(qp, &qa, 0) ||
+	if (droce_query_qp(qp, &qa, 0) || qa.qp_type != DROCE_QPT_RC ||
 	    (qa.qp_state != DROCE_QPS_RESET && qa.qp_state != DROCE_QPS_INIT))
 		return -EINVAL;
 	return 0;

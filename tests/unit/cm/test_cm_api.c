@@ -2,10 +2,12 @@
 /*
  * The public CM API (include/droce/cm.h) end to end: two contexts whose
  * RC QPs talk over the in-memory link (stack/net/memlink.h) and whose CM
- * services exchange MADs over an in-memory datagram channel (droce_cm_open_path),
- * which can drop MADs or refuse them for a while; a virtual clock; a
- * resolver that answers from a table, late, or never. Every test checks
- * the events and the QPs' attributes the connection left behind.
+ * services exchange MADs either over QP1 on that same link (droce_cm_open:
+ * UD SENDs to the GSI QP, the *_qp1 tests) or over an in-memory datagram
+ * channel (droce_cm_open_path) which can drop MADs or refuse them for a
+ * while; a virtual clock; a resolver that answers from a table, late, or
+ * never. Every test checks the events and the QPs' attributes the
+ * connection left behind.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -19,8 +21,11 @@
 
 #include <droce/droce.h>
 
+#include "cm/mad.h"
 #include "cm/svc.h"
 #include "net/memlink.h"
+#include "wire/opcode.h"
+#include "wire/parse.h"
 
 #define QLEN 64
 
@@ -52,6 +57,8 @@ struct side {
 };
 
 struct bed {
+	bool qp1;               /* MADs over the GSI QP, not the channel */
+	unsigned frames_qp1[2]; /* UD SEND_ONLY frames to QPN 1 per direction, checked */
 	struct droce_memlink *ml;
 	struct side s[2];
 	struct madq q[2];
@@ -143,19 +150,49 @@ static void side_open(struct bed *b, unsigned i, const struct droce_cm_conf *cf)
 	c.resolve = resolver;
 	c.resolve_arg = s;
 	struct droce_mad_path path = {&path_ops, s};
-	assert_int_equal(droce_cm_open_path(s->ctx, &c, path), 0);
+	if (b->qp1)
+		assert_int_equal(droce_cm_open(s->ctx, &c), 0);
+	else
+		assert_int_equal(droce_cm_open_path(s->ctx, &c, path), 0);
 }
 
-static struct bed *bed_new(const struct droce_cm_conf *cf)
+/* Every frame on the link: a MAD must be a UD SEND_ONLY from QP1 to QP1
+ * with QP1's Q_Key (DETH), 256 bytes of payload, a CM MAD that decodes. */
+static void tap(void *arg, enum droce_memlink_dir dir, const uint8_t *f, uint32_t len,
+		enum droce_impair_action fate, int corrupted)
+{
+	struct bed *b = arg;
+	struct droce_pkt pkt;
+	assert_int_equal(droce_parse(f, len, &pkt, 0), DROCE_PARSE_OK);
+	if (pkt.h.bth.dqpn != DROCE_GSI_QPN)
+		return;
+	assert_int_equal(pkt.h.bth.opcode, DROCE_OP_UD_SEND_ONLY);
+	assert_int_equal(pkt.h.ext.deth.qkey, DROCE_GSI_QKEY);
+	assert_int_equal(pkt.h.ext.deth.sqpn, DROCE_GSI_QPN);
+	assert_int_equal(pkt.h.payload_len, DROCE_MAD_LEN);
+	struct droce_cm_msg m;
+	assert_int_equal(droce_mad_decode(pkt.payload, pkt.h.payload_len, &m), DROCE_MAD_OK);
+	b->frames_qp1[dir]++;
+}
+
+static struct bed *bed_new_on(const struct droce_cm_conf *cf, bool qp1)
 {
 	static struct bed b;
 	memset(&b, 0, sizeof(b));
+	b.qp1 = qp1;
 	b.ml = droce_memlink_create(NULL);
 	assert_non_null(b.ml);
+	droce_memlink_set_tap(b.ml, tap, &b);
 	side_open(&b, 0, cf);
 	side_open(&b, 1, cf);
 	b.now = 1000;
 	return &b;
+}
+
+static bool over_qp1;
+static struct bed *bed_new(const struct droce_cm_conf *cf)
+{
+	return bed_new_on(cf, over_qp1);
 }
 
 static void bed_free(struct bed *b)
@@ -348,6 +385,10 @@ static void test_handshake_attributes(void **st)
 	assert_int_equal(droce_cm_get_counters(b->s[1].ctx, &c), 0);
 	assert_int_equal(c.mads_tx, 1);
 	assert_int_equal(c.mads_rx, 2);
+	if (b->qp1) { /* REQ, RTU one way, REP the other: UD to QP1 on the wire */
+		assert_int_equal(b->frames_qp1[0], 2);
+		assert_int_equal(b->frames_qp1[1], 1);
+	}
 	bed_free(b);
 }
 
@@ -457,6 +498,7 @@ static void test_unreachable(void **st)
 	assert_true(b->now >= t0 + 50000000);
 	assert_true(b->s[0].resolve_calls > 10); /* asked again, not once */
 	assert_int_equal(b->q[0].sent, 0);
+	assert_int_equal(b->frames_qp1[0], 0);
 	assert_int_equal(qp_state(b->s[0].qp), DROCE_QPS_ERR);
 	/* a resolver that knows at once it cannot: UNREACHABLE with its error */
 	struct droce_qp_attr r = {.qp_state = DROCE_QPS_RESET};
@@ -685,9 +727,61 @@ static void test_full(void **st)
 	bed_free(b);
 }
 
+/* The same tests with the MADs over QP1 on the context's link. */
+#define OVER_QP1(t)                  \
+	static void t##_qp1(void **st) \
+	{                              \
+		over_qp1 = true;       \
+		t(st);                 \
+		over_qp1 = false;      \
+	}
+OVER_QP1(test_handshake_attributes)
+OVER_QP1(test_reject)
+OVER_QP1(test_no_listener)
+OVER_QP1(test_disconnect)
+OVER_QP1(test_unreachable)
+OVER_QP1(test_resolve_late)
+OVER_QP1(test_full)
+
+static void test_qp1_gsi_taken(void **st)
+{
+	/* the GSI QP is the CM's: one already made elsewhere means -EEXIST */
+	struct droce_memlink *ml = droce_memlink_create(NULL);
+	struct droce_ctx_params p;
+	droce_ctx_params_init(&p);
+	p.ip[0] = 10, p.ip[3] = 1;
+	p.link = droce_memlink_end(ml, 0);
+	struct droce_ctx *ctx = droce_ctx_create(&p);
+	struct droce_cq *cq = droce_create_cq(ctx, 8);
+	struct droce_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq, .qp_type = DROCE_QPT_GSI};
+	struct droce_qp *gsi = droce_create_qp(ctx, &ia);
+	assert_non_null(gsi);
+	struct droce_cm_conf c;
+	droce_cm_conf_init(&c);
+	c.resolve = resolver;
+	assert_int_equal(droce_cm_open(ctx, &c), -EEXIST);
+	assert_int_equal(droce_destroy_qp(gsi), 0);
+	assert_int_equal(droce_cm_open(ctx, &c), 0);
+	assert_int_equal(droce_cm_open(ctx, &c), -EEXIST);
+	assert_null(droce_create_qp(ctx, &ia)); /* and now it is taken */
+	assert_int_equal(droce_cm_close(ctx), 0);
+	gsi = droce_create_qp(ctx, &ia);       /* close gave it back */
+	assert_non_null(gsi);
+	droce_ctx_destroy(ctx);
+	droce_memlink_destroy(ml);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_handshake_attributes_qp1),
+		cmocka_unit_test(test_reject_qp1),
+		cmocka_unit_test(test_no_listener_qp1),
+		cmocka_unit_test(test_disconnect_qp1),
+		cmocka_unit_test(test_unreachable_qp1),
+		cmocka_unit_test(test_resolve_late_qp1),
+		cmocka_unit_test(test_full_qp1),
+		cmocka_unit_test(test_qp1_gsi_taken),
 		cmocka_unit_test(test_handshake_attributes),
 		cmocka_unit_test(test_reject),
 		cmocka_unit_test(test_no_listener),
