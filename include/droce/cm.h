@@ -186,6 +186,9 @@ struct droce_conn_event {
 	int status;                  /**< REJECTED: reason; UNREACHABLE, ERROR: -errno; else 0 */
 	/** REQUEST: what the REQ offers (the REP is clamped to these) */
 	uint8_t responder_resources, initiator_depth;
+	/** REQUEST: the REQ's path MTU (enum droce_mtu), the connection's on both
+	 * sides (the REP has none: reject a REQ whose MTU this side cannot carry) */
+	uint8_t path_mtu;
 	size_t private_data_len;
 	uint8_t private_data[DROCE_CONN_PD_MAX];
 };

@@ -288,6 +288,7 @@ static void on_request(struct droce_cm_svc *s, const struct droce_cm_event *ev, 
 	out.listen_id = ev->listen_id;
 	out.responder_resources = ev->remote.responder_resources;
 	out.initiator_depth = ev->remote.initiator_depth;
+	out.path_mtu = ev->remote.path_mtu;
 	out.private_data_len = ev->private_data_len;
 	memcpy(out.private_data, ev->private_data, ev->private_data_len);
 	droce_svc_push_event(s, &out);

@@ -335,6 +335,7 @@ static void test_handshake_attributes(void **st)
 	assert_int_equal(ev.local_port, 7471);
 	assert_int_equal(ev.responder_resources, 3);
 	assert_int_equal(ev.initiator_depth, 5);
+	assert_int_equal(ev.path_mtu, DROCE_MTU_2048);
 	assert_true(ev.private_data_len >= 13); /* the REQ's 56 bytes, zero-padded */
 	assert_string_equal((char *)ev.private_data, "hello from A");
 	int bc = ev.conn;
