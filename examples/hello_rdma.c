@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hello_rdma: the droce API in one file. Two contexts in one process are
- * joined by a tiny link written here (a frame queue each way: the same
+ * joined by a tiny link (fifo_link.h: a frame queue each way, the same
  * struct droce_link a DPDK port provides), then:
  *   register memory, create CQs and QPs, connect them (RESET->INIT->RTR->RTS),
  *   post a RECV, SEND a message, RDMA WRITE with immediate, RDMA READ it back,
@@ -15,52 +15,7 @@
 
 #include <droce/droce.h>
 
-/* ------------------------------------------------ a minimal link: a FIFO of frames */
-#define Q 256
-#define FRAME_MAX 4352
-struct fifo {
-	uint8_t frame[Q][FRAME_MAX];
-	uint32_t len[Q];
-	unsigned head, tail;
-};
-struct end {
-	struct fifo *tx, *rx;
-};
-
-static int link_tx(void *priv, const struct droce_tx_frame *f, uint64_t now)
-{
-	struct fifo *q = ((struct end *)priv)->tx;
-	if (q->tail - q->head == Q)
-		return -105; /* -ENOBUFS: the context keeps the frame and retries */
-	uint8_t *d = q->frame[q->tail % Q];
-	uint32_t n = f->hdr_len;
-	memcpy(d, f->hdr, f->hdr_len);
-	for (unsigned i = 0; i < f->nseg; i++) { /* payload, read from registered memory */
-		memcpy(d + n, f->seg[i].addr, f->seg[i].len);
-		n += f->seg[i].len;
-	}
-	memcpy(d + n, f->trailer, f->trailer_len);
-	q->len[q->tail++ % Q] = n + f->trailer_len;
-	return 0;
-}
-
-static unsigned link_rx(void *priv, struct droce_rx_frame *f, unsigned n, uint64_t now)
-{
-	struct fifo *q = ((struct end *)priv)->rx;
-	unsigned k = 0;
-	for (; k < n && q->head + k != q->tail; k++) {
-		f[k].data = q->frame[(q->head + k) % Q];
-		f[k].len = q->len[(q->head + k) % Q];
-	}
-	return k;
-}
-
-static void link_release(void *priv, struct droce_rx_frame *f, unsigned n)
-{
-	((struct end *)priv)->rx->head += n;
-}
-
-static const struct droce_link_ops fifo_ops = {link_tx, NULL, link_rx, link_release};
+#include "fifo_link.h"
 
 /* ------------------------------------------------ one side */
 struct side {
@@ -71,7 +26,7 @@ struct side {
 	uint8_t buf[8192];
 };
 
-static int open_side(struct side *s, struct end *e, uint8_t host)
+static int open_side(struct side *s, struct fifo_end *e, uint8_t host)
 {
 	struct droce_ctx_params p;
 	droce_ctx_params_init(&p);
@@ -145,7 +100,7 @@ static int wait_wc(struct side *s, struct side *t, struct droce_cq *cq, struct d
 int main(void)
 {
 	static struct fifo ab, ba;
-	static struct end ea = {&ab, &ba}, eb = {&ba, &ab};
+	static struct fifo_end ea = {&ab, &ba}, eb = {&ba, &ab};
 	static struct side a, b;
 	struct droce_wc wc;
 	uint64_t now = 0;

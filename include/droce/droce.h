@@ -11,5 +11,6 @@
 #include <droce/ctx.h>
 #include <droce/verbs.h>
 #include <droce/comm.h>
+#include <droce/cm.h>
 
 #endif

@@ -23,6 +23,7 @@
 #include "cc/cc.h"
 #include "core/drop.h"
 #include "core/icrc_fast.h"
+#include "core/service.h"
 #include "core/timers.h"
 #include "transport/rtt.h"
 #include "transport/tp.h"
@@ -257,6 +258,7 @@ struct droce_ctx {
 	struct droce_rx_frame *rxf;
 	struct droce_icrc_seeds icrc_seeds;
 	uint8_t scratch[DROCE_HDR_SCRATCH];
+	struct droce_ctx_service svc; /* the CM service, run from the poll (core/service.h) */
 };
 
 /** QPNs 0 and 1 are the IBTA's special QPs; droce's start here. */

@@ -125,6 +125,8 @@ int droce_ctx_destroy(struct droce_ctx *ctx)
 {
 	if (!ctx)
 		return -EINVAL;
+	if (ctx->svc.destroy) /* it owns QPs of its own: before they go */
+		ctx->svc.destroy(ctx->svc.arg);
 	for (uint32_t i = 0; i <= ctx->p.max_qps; i++) /* the GSI QP's slot too */
 		if (ctx->qps[i])
 			droce_destroy_qp(ctx->qps[i]);
@@ -323,6 +325,7 @@ unsigned droce_ctx_poll(struct droce_ctx *ctx, uint64_t now)
 	}
 
 	run_timers(ctx, now);
+	unsigned nsvc = ctx->svc.poll ? ctx->svc.poll(ctx->svc.arg, now) : 0;
 
 	unsigned budget = 2 * ctx->p.burst, ntx = 0;
 	while (ctx->ready_head && ntx < budget) {
@@ -347,11 +350,36 @@ unsigned droce_ctx_poll(struct droce_ctx *ctx, uint64_t now)
 	}
 	if (ops->tx_flush)
 		ops->tx_flush(ctx->link.priv, now);
-	return nrx + ntx;
+	return nrx + ntx + nsvc;
 }
 
 /* The heap's root: O(1), whatever the number of QPs. */
 uint64_t droce_ctx_next_deadline(const struct droce_ctx *ctx)
 {
-	return ctx ? droce_timers_min(&ctx->timers) : UINT64_MAX;
+	if (!ctx)
+		return UINT64_MAX;
+	uint64_t t = droce_timers_min(&ctx->timers);
+	if (ctx->svc.next_deadline) {
+		uint64_t s = ctx->svc.next_deadline(ctx->svc.arg);
+		t = s < t ? s : t;
+	}
+	return t;
+}
+
+int droce_ctx_set_service(struct droce_ctx *ctx, const struct droce_ctx_service *s)
+{
+	if (!ctx || (s && !s->poll))
+		return -EINVAL;
+	if (s && ctx->svc.poll)
+		return -EEXIST;
+	if (s)
+		ctx->svc = *s;
+	else
+		memset(&ctx->svc, 0, sizeof(ctx->svc));
+	return 0;
+}
+
+void *droce_ctx_service_arg(const struct droce_ctx *ctx, unsigned (*poll)(void *, uint64_t))
+{
+	return ctx && ctx->svc.poll && ctx->svc.poll == poll ? ctx->svc.arg : NULL;
 }

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The CM service of a context: open/close, and the poll droce_ctx_poll()
+ * runs (core/service.h): MADs that arrived go to the CM, its timers run,
+ * its events become QP transitions and public events (svc_conn.c), and
+ * the MADs it wants sent go to the datagram path. Nothing blocks; a MAD
+ * the path cannot take now is held and offered again on the next poll
+ * (the CM's own retries cover a MAD that is lost after all).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <droce/droce.h>
+
+#include "cm/svc.h"
+#include "core/core.h"
+#include "core/service.h"
+
+#define SVC_RESOLVE_RETRY_NS 1000000u /* ask the resolver again every 1 ms */
+
+static const char *const ev_names[] = {
+	[DROCE_CONN_REQUEST] = "REQUEST",
+	[DROCE_CONN_ESTABLISHED] = "ESTABLISHED",
+	[DROCE_CONN_REJECTED] = "REJECTED",
+	[DROCE_CONN_DISCONNECTED] = "DISCONNECTED",
+	[DROCE_CONN_TIMEOUT] = "TIMEOUT",
+	[DROCE_CONN_UNREACHABLE] = "UNREACHABLE",
+	[DROCE_CONN_ERROR] = "ERROR",
+	[DROCE_CONN_TIMEWAIT_EXIT] = "TIMEWAIT_EXIT",
+};
+
+const char *droce_conn_event_str(enum droce_conn_event_type t)
+{
+	return (unsigned)t < sizeof(ev_names) / sizeof(ev_names[0]) && ev_names[t] ? ev_names[t]
+										 : "UNKNOWN";
+}
+
+void droce_cm_conf_init(struct droce_cm_conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->resolve_timeout_ns = 2000000000ull; /* rping's rdma_resolve_addr timeout */
+	c->max_conns = 64;
+	c->event_queue = 64;
+	c->response_timeout = 20;
+	c->max_cm_retries = 15;
+}
+
+void droce_conn_param_init(struct droce_conn_param *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->responder_resources = DROCE_DEFAULT_MAX_RD_ATOMIC;
+	p->initiator_depth = DROCE_DEFAULT_MAX_RD_ATOMIC;
+	p->retry_count = DROCE_DEFAULT_RETRY_CNT;
+	p->rnr_retry_count = DROCE_DEFAULT_RNR_RETRY;
+	p->path_mtu = DROCE_MTU_1024;
+	p->ack_timeout = DROCE_DEFAULT_TIMEOUT;
+}
+
+static unsigned svc_poll(void *arg, uint64_t now);
+
+struct droce_cm_svc *droce_cm_svc_of(const struct droce_ctx *ctx)
+{
+	return droce_ctx_service_arg(ctx, svc_poll);
+}
+
+void droce_svc_push_event(struct droce_cm_svc *s, const struct droce_conn_event *ev)
+{
+	if (s->ev_len == s->conf.event_queue) {
+		s->cnt.events_lost++;
+		return;
+	}
+	s->evq[(s->ev_head + s->ev_len++) % s->conf.event_queue] = *ev;
+}
+
+/* The MADs the CM wants sent, oldest first; the one the path refuses with
+ * -EAGAIN is held (order kept) until it takes it. */
+static unsigned send_mads(struct droce_cm_svc *s, uint64_t now)
+{
+	unsigned n = 0;
+	for (;;) {
+		if (!s->have_held) {
+			if (!droce_cm_pop_mad(s->cm, &s->held))
+				return n;
+			s->have_held = true;
+		}
+		int r = s->path.ops->send(s->path.priv, &s->held, now);
+		if (r == -EAGAIN)
+			return n;
+		s->have_held = false;
+		if (r)
+			s->cnt.mad_tx_drop++;
+		else
+			s->cnt.mads_tx++;
+		n++;
+	}
+}
+
+static unsigned svc_poll(void *arg, uint64_t now)
+{
+	struct droce_cm_svc *s = arg;
+	unsigned n = 0;
+	struct droce_mad_in in;
+	s->last_poll = now;
+	while (s->path.ops->recv(s->path.priv, &in, now) == 1) {
+		s->cnt.mads_rx++;
+		if (droce_cm_input(s->cm, now, &in.src, in.qkey, in.mad, in.len) != DROCE_CM_RX_OK)
+			s->cnt.mads_bad++;
+		n++;
+	}
+	if (droce_cm_next_timer(s->cm) <= now)
+		droce_cm_poll(s->cm, now);
+	if (s->resolving)
+		droce_svc_resolve_pending(s, now);
+	struct droce_cm_event ev;
+	while (droce_cm_pop_event(s->cm, &ev) == 1) {
+		droce_svc_on_cm_event(s, &ev, now);
+		n++;
+	}
+	n += send_mads(s, now);
+	s->cnt.retransmits = droce_cm_stats(s->cm)->retransmits;
+	return n;
+}
+
+static uint64_t svc_next(const void *arg)
+{
+	const struct droce_cm_svc *s = arg;
+	if (s->have_held)
+		return 0; /* a MAD waits for room: as soon as possible */
+	uint64_t t = droce_cm_next_timer(s->cm);
+	if (s->resolving && s->last_poll + SVC_RESOLVE_RETRY_NS < t)
+		t = s->last_poll + SVC_RESOLVE_RETRY_NS;
+	return t;
+}
+
+static void svc_free(struct droce_cm_svc *s)
+{
+	if (!s)
+		return;
+	if (s->path.ops && s->path.ops->close)
+		s->path.ops->close(s->path.priv);
+	droce_cm_destroy(s->cm);
+	free(s->conns);
+	free(s->by_cm_id);
+	free(s->evq);
+	free(s);
+}
+
+static void svc_destroy(void *arg)
+{
+	struct droce_cm_svc *s = arg;
+	droce_ctx_set_service(s->ctx, NULL);
+	svc_free(s);
+}
+
+/* A EUI-64 from the MAC (ff:fe in the middle, the U/L bit flipped), as rxe
+ * and mlx4 derive their node GUID. */
+static uint64_t guid_from_mac(const uint8_t m[6])
+{
+	uint8_t g[8] = {(uint8_t)(m[0] ^ 2), m[1], m[2], 0xFF, 0xFE, m[3], m[4], m[5]};
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | g[i];
+	return v;
+}
+
+int droce_cm_open_path(struct droce_ctx *ctx, const struct droce_cm_conf *c,
+		       struct droce_mad_path path)
+{
+	struct droce_cm_svc *s = NULL;
+	int r = -EINVAL;
+	if (!ctx || !c || !c->resolve || c->max_cm_retries > 15 || c->response_timeout > 31 ||
+	    !path.ops || !path.ops->send || !path.ops->recv)
+		goto fail;
+	r = -EEXIST;
+	if (ctx->svc.poll)
+		goto fail;
+	r = -ENOMEM;
+	if (!(s = calloc(1, sizeof(*s))))
+		goto fail;
+	s->ctx = ctx;
+	s->path = path;
+	s->conf = *c;
+	struct droce_cm_conf def;
+	droce_cm_conf_init(&def);
+	if (!s->conf.max_conns)
+		s->conf.max_conns = def.max_conns;
+	if (!s->conf.event_queue)
+		s->conf.event_queue = def.event_queue;
+	if (!s->conf.resolve_timeout_ns)
+		s->conf.resolve_timeout_ns = def.resolve_timeout_ns;
+	s->local.ip_version = ctx->p.ip_version;
+	memcpy(s->local.ip, ctx->p.ip, 16);
+	s->rng = c->seed ? c->seed : guid_from_mac(ctx->p.mac) ^ 0x9E3779B97F4A7C15ull;
+
+	struct droce_cm_params cp;
+	memset(&cp, 0, sizeof(cp));
+	cp.local = s->local;
+	cp.ca_guid = guid_from_mac(ctx->p.mac);
+	cp.seed = s->rng;
+	/* listeners + connections, and as many again in TIMEWAIT */
+	s->n_cm_ids = 2 * s->conf.max_conns;
+	cp.max_ids = s->n_cm_ids;
+	cp.mad_queue = 2 * s->conf.max_conns;
+	cp.event_queue = 2 * s->conf.max_conns;
+	cp.response_timeout = c->response_timeout;
+	cp.max_cm_retries = c->max_cm_retries;
+	cp.timewait_ns = c->timewait_ns;
+	s->cm = droce_cm_create(&cp);
+	s->conns = calloc(s->conf.max_conns, sizeof(*s->conns));
+	s->by_cm_id = malloc(s->n_cm_ids * sizeof(*s->by_cm_id));
+	s->evq = calloc(s->conf.event_queue, sizeof(*s->evq));
+	if (!s->cm || !s->conns || !s->by_cm_id || !s->evq)
+		goto fail;
+	for (unsigned i = 0; i < s->n_cm_ids; i++)
+		s->by_cm_id[i] = -1;
+	struct droce_ctx_service hook = {
+		.poll = svc_poll, .next_deadline = svc_next, .destroy = svc_destroy, .arg = s};
+	r = droce_ctx_set_service(ctx, &hook);
+	if (r)
+		goto fail;
+	return 0;
+fail:
+	if (s)
+		svc_free(s);
+	else if (path.ops && path.ops->close)
+		path.ops->close(path.priv);
+	return r;
+}
+
+int droce_cm_close(struct droce_ctx *ctx)
+{
+	struct droce_cm_svc *s = droce_cm_svc_of(ctx);
+	if (!s)
+		return -EINVAL;
+	svc_destroy(s);
+	return 0;
+}
+
+int droce_listen(struct droce_ctx *ctx, uint16_t port)
+{
+	struct droce_cm_svc *s = droce_cm_svc_of(ctx);
+	if (!s)
+		return -EINVAL;
+	return droce_cm_listen(s->cm, port);
+}
+
+int droce_get_cm_event(struct droce_ctx *ctx, struct droce_conn_event *ev)
+{
+	struct droce_cm_svc *s = droce_cm_svc_of(ctx);
+	if (!s || !ev)
+		return -EINVAL;
+	if (!s->ev_len)
+		return 0;
+	*ev = s->evq[s->ev_head];
+	s->ev_head = (s->ev_head + 1) % s->conf.event_queue;
+	s->ev_len--;
+	return 1;
+}
+
+int droce_cm_get_counters(const struct droce_ctx *ctx, struct droce_cm_counters *out)
+{
+	const struct droce_cm_svc *s = droce_cm_svc_of(ctx);
+	if (!s || !out)
+		return -EINVAL;
+	*out = s->cnt;
+	out->retransmits = droce_cm_stats(s->cm)->retransmits;
+	out->conns = 0;
+	for (unsigned i = 0; i < s->conf.max_conns; i++)
+		out->conns += s->conns[i].state != SVC_FREE;
+	return 0;
+}

@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Connections of the CM service: the consumer's calls (connect, accept,
+ * reject, disconnect) and the CM's events, each turned into the QP
+ * transition rdma_cm makes at that point (cma.c's cma_modify_qp_rtr/rts,
+ * cma_ib_handler) and the public event (include/droce/cm.h).
+ *
+ * Which side uses what (IBTA vol 1 12.6.5 REQ, 12.6.8 REP; Linux ib_cm's
+ * cm_req_handler / cm_rep_handler keep the same):
+ *   active  RTR: dest QPN, RQ PSN = REP's; max_dest_rd_atomic = REP's initiator depth
+ *           RTS: SQ PSN = our REQ's; max_rd_atomic = REP's responder resources;
+ *                retry count, ACK timeout = our REQ's; RNR retry = REP's
+ *   passive RTR: dest QPN, RQ PSN = REQ's; max_dest_rd_atomic = our REP's responder
+ *                resources (clamped to the REQ's initiator depth)
+ *           RTS: SQ PSN = our REP's; max_rd_atomic = our REP's initiator depth
+ *                (clamped to the REQ's responder resources); retry count,
+ *                ACK timeout, RNR retry = the REQ's
+ *   both    path MTU = the REQ's
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <droce/droce.h>
+
+#include "cm/svc.h"
+#include "core/core.h"
+
+static struct svc_conn *conn_get(struct droce_cm_svc *s, int id)
+{
+	return id >= 0 && (unsigned)id < s->conf.max_conns && s->conns[id].state != SVC_FREE
+		       ? &s->conns[id]
+		       : NULL;
+}
+
+static int conn_index(const struct droce_cm_svc *s, const struct svc_conn *c)
+{
+	return (int)(c - s->conns);
+}
+
+static struct svc_conn *conn_alloc(struct droce_cm_svc *s, enum svc_conn_state st)
+{
+	for (unsigned i = 0; i < s->conf.max_conns; i++)
+		if (s->conns[i].state == SVC_FREE) {
+			struct svc_conn *c = &s->conns[i];
+			memset(c, 0, sizeof(*c));
+			c->state = st;
+			c->cm_id = -1;
+			return c;
+		}
+	return NULL;
+}
+
+static void conn_map(struct droce_cm_svc *s, struct svc_conn *c, int cm_id)
+{
+	c->cm_id = cm_id;
+	if (cm_id >= 0 && (unsigned)cm_id < s->n_cm_ids)
+		s->by_cm_id[cm_id] = conn_index(s, c);
+}
+
+static void conn_free(struct droce_cm_svc *s, struct svc_conn *c)
+{
+	if (c->cm_id >= 0 && (unsigned)c->cm_id < s->n_cm_ids)
+		s->by_cm_id[c->cm_id] = -1;
+	c->state = SVC_FREE;
+	c->qp = NULL;
+}
+
+static bool qp_busy(const struct droce_cm_svc *s, const struct droce_qp *qp)
+{
+	for (unsigned i = 0; i < s->conf.max_conns; i++)
+		if (s->conns[i].state != SVC_FREE && s->conns[i].qp == qp)
+			return true;
+	return false;
+}
+
+/* A QP a connection may start on: no connection of its own, RESET or INIT. */
+static int qp_usable(const struct droce_cm_svc *s, struct droce_qp *qp)
+{
+	if (qp_busy(s, qp))
+		return -EBUSY;
+	struct droce_qp_attr qa;
+	if (droce_query_qp(qp, &qa, 0) || qa.qp_type != DROCE_QPT_RC ||
+	    (qa.qp_state != DROCE_QPS_RESET && qa.qp_state != DROCE_QPS_INIT))
+		return -EINVAL;
+	return 0;
+}
+
+static void ev_init(struct droce_conn_event *ev, enum droce_conn_event_type t,
+		    const struct droce_cm_svc *s, const struct svc_conn *c)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->type = t;
+	ev->conn = conn_index(s, c);
+	ev->listen_id = -1;
+	ev->qp = c->qp;
+	ev->peer = c->peer;
+	ev->local_port = c->local_port;
+}
+
+/* The connection's last event: its QP to ERR, the id freed. */
+static void conn_end(struct droce_cm_svc *s, struct svc_conn *c, enum droce_conn_event_type t,
+		     int status, const uint8_t *pd, size_t pd_len)
+{
+	struct droce_conn_event ev;
+	ev_init(&ev, t, s, c);
+	ev.status = status;
+	if (pd && pd_len) {
+		size_t n = pd_len < DROCE_CONN_PD_MAX ? pd_len : DROCE_CONN_PD_MAX;
+		memcpy(ev.private_data, pd, n);
+		ev.private_data_len = n;
+	}
+	droce_svc_qp_error(c->qp);
+	conn_free(s, c);
+	droce_svc_push_event(s, &ev);
+}
+
+static bool param_ok(const struct droce_conn_param *p, size_t pd_max)
+{
+	return p->private_data_len <= pd_max && (p->private_data || !p->private_data_len) &&
+	       p->retry_count <= 7 && p->rnr_retry_count <= 7 && p->path_mtu >= DROCE_MTU_256 &&
+	       p->path_mtu <= DROCE_MTU_4096 && p->ack_timeout <= 31 &&
+	       p->responder_resources <= DROCE_QP_MAX_RD_ATOMIC &&
+	       p->initiator_depth <= DROCE_QP_MAX_RD_ATOMIC;
+}
+
+static void param_keep(struct svc_conn *c, const struct droce_conn_param *p)
+{
+	c->param = *p;
+	if (p->private_data_len)
+		memcpy(c->pd, p->private_data, p->private_data_len);
+	c->param.private_data = c->pd;
+}
+
+static uint32_t psn_draw(struct droce_cm_svc *s)
+{
+	s->rng ^= s->rng << 13;
+	s->rng ^= s->rng >> 7;
+	s->rng ^= s->rng << 17;
+	return (uint32_t)s->rng & 0xFFFFFF;
+}
+
+static struct droce_cm_addr cm_addr(const struct droce_addr *a)
+{
+	struct droce_cm_addr r = {.ip_version = a->ip_version};
+	memcpy(r.ip, a->ip, 16);
+	return r;
+}
+
+/* 0: resolved; -EAGAIN: not yet (conn->resolve_deadline not passed); other: give up. */
+static int resolve(struct droce_cm_svc *s, struct svc_conn *c, uint64_t now)
+{
+	int r = s->conf.resolve(s->conf.resolve_arg, c->peer.ip_version, c->peer.ip, c->mac, now);
+	if (r == -EAGAIN && now >= c->resolve_deadline)
+		return -ETIMEDOUT;
+	return r;
+}
+
+static void unreachable(struct droce_cm_svc *s, struct svc_conn *c, int err, uint64_t now)
+{
+	s->cnt.resolve_failed++;
+	if (c->cm_id >= 0 && c->state == SVC_ACCEPTING) /* the peer waits: tell it */
+		droce_cm_reject(s->cm, now, c->cm_id, NULL, 0);
+	conn_end(s, c, DROCE_CONN_UNREACHABLE, err, NULL, 0);
+}
+
+/* ------------------------------------------------------------ active -- */
+
+static void send_req(struct droce_cm_svc *s, struct svc_conn *c, uint64_t now)
+{
+	struct droce_cm_connect_param cp;
+	memset(&cp, 0, sizeof(cp));
+	cp.dst = cm_addr(&c->peer);
+	cp.dst_port = c->local_port;
+	cp.src_port = c->peer.port;
+	cp.qp = c->local;
+	cp.private_data = c->pd;
+	cp.private_data_len = c->param.private_data_len;
+	int id = droce_cm_connect(s->cm, now, &cp);
+	if (id < 0) {
+		conn_end(s, c, DROCE_CONN_ERROR, id, NULL, 0);
+		return;
+	}
+	conn_map(s, c, id);
+	c->state = SVC_CONNECTING;
+}
+
+int droce_connect(struct droce_qp *qp, const struct droce_addr *dst,
+		  const struct droce_conn_param *p, uint64_t now)
+{
+	struct droce_conn_param def;
+	if (!p) {
+		droce_conn_param_init(&def);
+		p = &def;
+	}
+	struct droce_cm_svc *s = qp ? droce_cm_svc_of(qp->ctx) : NULL;
+	if (!s || !dst || dst->ip_version != s->local.ip_version ||
+	    !param_ok(p, DROCE_CONN_REQ_PD_MAX))
+		return -EINVAL;
+	int r = qp_usable(s, qp);
+	if (r)
+		return r;
+	struct svc_conn *c = conn_alloc(s, SVC_RESOLVING);
+	if (!c)
+		return -ENOSPC;
+	r = droce_svc_qp_init(qp);
+	if (r) {
+		conn_free(s, c);
+		return r;
+	}
+	c->qp = qp;
+	c->cm_active = true;
+	c->peer = *dst;
+	c->local_port = dst->port;
+	/* rdma_cm's source port: an ephemeral port of the TCP space */
+	c->peer.port = p->src_port ? p->src_port : (uint16_t)(32768 + (psn_draw(s) & 0x7FFF));
+	param_keep(c, p);
+	c->local.qpn = droce_qp_num(qp);
+	c->local.start_psn = psn_draw(s);
+	c->local.path_mtu = p->path_mtu;
+	c->local.responder_resources = p->responder_resources;
+	c->local.initiator_depth = p->initiator_depth;
+	c->local.retry_count = p->retry_count;
+	c->local.rnr_retry_count = p->rnr_retry_count;
+	c->local.local_ack_timeout = p->ack_timeout;
+	c->resolve_deadline = now + s->conf.resolve_timeout_ns;
+	int id = conn_index(s, c);
+	r = resolve(s, c, now);
+	if (r == 0)
+		send_req(s, c, now);
+	else if (r == -EAGAIN)
+		s->resolving = true;
+	else
+		unreachable(s, c, r, now);
+	return id; /* an early end is an event, as for a REQ that fails later */
+}
+
+static void on_response(struct droce_cm_svc *s, struct svc_conn *c, const struct droce_cm_event *ev,
+			uint64_t now)
+{
+	c->remote = ev->remote;
+	/* our REQ is sent (the CM resends its own copy): pd[] now keeps the
+	 * REP's private data for the ESTABLISHED event, as rdma_cm reports it */
+	c->param.private_data_len = ev->private_data_len < sizeof(c->pd) ? ev->private_data_len
+									  : sizeof(c->pd);
+	memcpy(c->pd, ev->private_data, c->param.private_data_len);
+	struct droce_svc_path path = {
+		.peer = c->peer,
+		.dest_qpn = ev->remote.qpn,
+		.rq_psn = ev->remote.start_psn,
+		.sq_psn = c->local.start_psn,
+		.path_mtu = c->local.path_mtu,
+		.max_dest_rd_atomic = ev->remote.initiator_depth,
+		.max_rd_atomic = ev->remote.responder_resources,
+		.timeout = c->local.local_ack_timeout,
+		.retry_cnt = c->local.retry_count,
+		.rnr_retry = ev->remote.rnr_retry_count,
+	};
+	memcpy(path.mac, c->mac, 6);
+	int r = droce_svc_qp_connect(c->qp, &path);
+	if (r) {
+		droce_cm_reject(s->cm, now, c->cm_id, NULL, 0);
+		conn_end(s, c, DROCE_CONN_ERROR, r, NULL, 0);
+		return;
+	}
+	/* the RTU; the CM's ESTABLISHED event follows in this poll */
+	r = droce_cm_establish(s->cm, now, c->cm_id);
+	if (r)
+		conn_end(s, c, DROCE_CONN_ERROR, r, NULL, 0);
+}
+
+/* ----------------------------------------------------------- passive -- */
+
+static void on_request(struct droce_cm_svc *s, const struct droce_cm_event *ev, uint64_t now)
+{
+	struct svc_conn *c = conn_alloc(s, SVC_REQUESTED);
+	if (!c) { /* the CM had room, we do not: the peer hears "no resources" soon */
+		droce_cm_reject(s->cm, now, ev->id, NULL, 0);
+		return;
+	}
+	conn_map(s, c, ev->id);
+	c->peer.ip_version = ev->peer.ip_version;
+	memcpy(c->peer.ip, ev->peer.ip, 16);
+	c->peer.port = ev->src_port;
+	c->local_port = ev->dst_port;
+	c->remote = ev->remote;
+	struct droce_conn_event out;
+	ev_init(&out, DROCE_CONN_REQUEST, s, c);
+	out.listen_id = ev->listen_id;
+	out.responder_resources = ev->remote.responder_resources;
+	out.initiator_depth = ev->remote.initiator_depth;
+	out.path_mtu = ev->remote.path_mtu;
+	out.private_data_len = ev->private_data_len;
+	memcpy(out.private_data, ev->private_data, ev->private_data_len);
+	droce_svc_push_event(s, &out);
+}
+
+/* QP to RTS with the REQ's attributes, then the REP. On failure the REQ
+ * is rejected and the QP put in ERR; the caller ends the connection. */
+static int send_rep(struct droce_cm_svc *s, struct svc_conn *c, uint64_t now)
+{
+	const struct droce_cm_qp_attr *rq = &c->remote;
+	c->local.qpn = droce_qp_num(c->qp);
+	c->local.start_psn = psn_draw(s);
+	c->local.rnr_retry_count = c->param.rnr_retry_count;
+	/* 12.6.8: the clamps droce_cm_accept applies to the REP */
+	c->local.responder_resources = c->param.responder_resources < rq->initiator_depth
+					       ? c->param.responder_resources
+					       : rq->initiator_depth;
+	c->local.initiator_depth = c->param.initiator_depth < rq->responder_resources
+					   ? c->param.initiator_depth
+					   : rq->responder_resources;
+	struct droce_svc_path path = {
+		.peer = c->peer,
+		.dest_qpn = rq->qpn,
+		.rq_psn = rq->start_psn,
+		.sq_psn = c->local.start_psn,
+		.path_mtu = rq->path_mtu,
+		.max_dest_rd_atomic = c->local.responder_resources,
+		.max_rd_atomic = c->local.initiator_depth,
+		.timeout = rq->local_ack_timeout,
+		.retry_cnt = rq->retry_count,
+		.rnr_retry = rq->rnr_retry_count,
+	};
+	memcpy(path.mac, c->mac, 6);
+	int r = droce_svc_qp_connect(c->qp, &path);
+	if (!r)
+		r = droce_cm_accept(s->cm, now, c->cm_id, &c->local, c->pd, c->param.private_data_len);
+	if (r) {
+		droce_cm_reject(s->cm, now, c->cm_id, NULL, 0);
+		droce_svc_qp_error(c->qp);
+		return r;
+	}
+	c->state = SVC_ACCEPTED;
+	return 0;
+}
+
+int droce_accept(struct droce_ctx *ctx, int conn, struct droce_qp *qp,
+		 const struct droce_conn_param *p, uint64_t now)
+{
+	struct droce_cm_svc *s = droce_cm_svc_of(ctx);
+	struct droce_conn_param def;
+	if (!p) {
+		droce_conn_param_init(&def);
+		p = &def;
+	}
+	struct svc_conn *c = s ? conn_get(s, conn) : NULL;
+	if (!c || !qp || qp->ctx != ctx || !param_ok(p, DROCE_CONN_REP_PD_MAX))
+		return -EINVAL;
+	if (c->state != SVC_REQUESTED)
+		return -EBADFD;
+	int r = qp_usable(s, qp);
+	if (r)
+		return r;
+	r = droce_svc_qp_init(qp);
+	if (r)
+		return r;
+	c->qp = qp;
+	param_keep(c, p);
+	c->resolve_deadline = now + s->conf.resolve_timeout_ns;
+	r = resolve(s, c, now);
+	if (r == 0) {
+		r = send_rep(s, c, now);
+		if (r)
+			conn_free(s, c); /* said here, no event */
+		return r;
+	}
+	if (r != -EAGAIN) {
+		unreachable(s, c, r, now);
+		return 0;
+	}
+	c->state = SVC_ACCEPTING;
+	s->resolving = true;
+	return 0;
+}
+
+int droce_reject(struct droce_ctx *ctx, int conn, const void *pd, size_t pd_len, uint64_t now)
+{
+	struct droce_cm_svc *s = droce_cm_svc_of(ctx);
+	struct svc_conn *c = s ? conn_get(s, conn) : NULL;
+	if (!c || pd_len > DROCE_CONN_REJ_PD_MAX || (pd_len && !pd))
+		return -EINVAL;
+	if (c->state != SVC_REQUESTED && c->state != SVC_ACCEPTING)
+		return -EBADFD;
+	int r = droce_cm_reject(s->cm, now, c->cm_id, pd, pd_len);
+	droce_svc_qp_error(c->qp);
+	conn_free(s, c);
+	return r;
+}
+
+int droce_disconnect(struct droce_ctx *ctx, int conn, uint64_t now)
+{
+	struct droce_cm_svc *s = droce_cm_svc_of(ctx);
+	struct svc_conn *c = s ? conn_get(s, conn) : NULL;
+	if (!c)
+		return -EINVAL;
+	if (c->state != SVC_ESTABLISHED && c->state != SVC_ACCEPTED)
+		return -EBADFD;
+	int r = droce_cm_disconnect(s->cm, now, c->cm_id);
+	if (r)
+		return r;
+	/* rdma_disconnect: the QP stops now, its WRs flush (cma_modify_qp_err) */
+	droce_svc_qp_error(c->qp);
+	c->state = SVC_DISCONNECTING;
+	return 0;
+}
+
+/* --------------------------------------------------------- CM events -- */
+
+void droce_svc_resolve_pending(struct droce_cm_svc *s, uint64_t now)
+{
+	bool more = false;
+	for (unsigned i = 0; i < s->conf.max_conns; i++) {
+		struct svc_conn *c = &s->conns[i];
+		if (c->state != SVC_RESOLVING && c->state != SVC_ACCEPTING)
+			continue;
+		int r = resolve(s, c, now);
+		if (r == -EAGAIN)
+			more = true;
+		else if (r)
+			unreachable(s, c, r, now);
+		else if (c->state == SVC_RESOLVING)
+			send_req(s, c, now);
+		else if ((r = send_rep(s, c, now)))
+			conn_end(s, c, DROCE_CONN_ERROR, r, NULL, 0);
+	}
+	s->resolving = more;
+}
+
+void droce_svc_on_cm_event(struct droce_cm_svc *s, const struct droce_cm_event *ev, uint64_t now)
+{
+	if (ev->type == DROCE_CM_EV_CONNECT_REQUEST) {
+		on_request(s, ev, now);
+		return;
+	}
+	int i = ev->id >= 0 && (unsigned)ev->id < s->n_cm_ids ? s->by_cm_id[ev->id] : -1;
+	struct svc_conn *c = i >= 0 ? &s->conns[i] : NULL;
+	if (!c) /* a connection we already ended (rejected, errored) */
+		return;
+	switch (ev->type) {
+	case DROCE_CM_EV_CONNECT_RESPONSE:
+		on_response(s, c, ev, now);
+		break;
+	case DROCE_CM_EV_ESTABLISHED: {
+		c->state = SVC_ESTABLISHED;
+		struct droce_conn_event out;
+		ev_init(&out, DROCE_CONN_ESTABLISHED, s, c);
+		/* active: the REP's private data; passive: the RTU's */
+		const uint8_t *pd = c->cm_active ? c->pd : ev->private_data;
+		out.private_data_len = c->cm_active ? c->param.private_data_len : ev->private_data_len;
+		memcpy(out.private_data, pd, out.private_data_len);
+		droce_svc_push_event(s, &out);
+		break;
+	}
+	case DROCE_CM_EV_REJECTED:
+		conn_end(s, c, DROCE_CONN_REJECTED, ev->reason, ev->private_data, ev->private_data_len);
+		break;
+	case DROCE_CM_EV_DISCONNECTED: {
+		struct droce_conn_event out;
+		ev_init(&out, DROCE_CONN_DISCONNECTED, s, c);
+		out.status = ev->reason;
+		out.private_data_len = ev->private_data_len;
+		memcpy(out.private_data, ev->private_data, ev->private_data_len);
+		droce_svc_qp_error(c->qp);
+		c->state = SVC_TIMEWAIT;
+		droce_svc_push_event(s, &out);
+		break;
+	}
+	case DROCE_CM_EV_TIMEWAIT_EXIT:
+		conn_end(s, c, DROCE_CONN_TIMEWAIT_EXIT, 0, NULL, 0);
+		break;
+	case DROCE_CM_EV_TIMEOUT:
+		conn_end(s, c, DROCE_CONN_TIMEOUT, 0, NULL, 0);
+		break;
+	case DROCE_CM_EV_CONNECT_REQUEST:
+		break;
+	}
+}

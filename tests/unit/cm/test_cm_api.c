@@ -1,0 +1,800 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The public CM API (include/droce/cm.h) end to end: two contexts whose
+ * RC QPs talk over the in-memory link (stack/net/memlink.h) and whose CM
+ * services exchange MADs either over QP1 on that same link (droce_cm_open:
+ * UD SENDs to the GSI QP, the *_qp1 tests) or over an in-memory datagram
+ * channel (droce_cm_open_path) which can drop MADs or refuse them for a
+ * while; a virtual clock; a resolver that answers from a table, late, or
+ * never. Every test checks the events and the QPs' attributes the
+ * connection left behind.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <droce/droce.h>
+
+#include "cm/mad.h"
+#include "cm/svc.h"
+#include "net/memlink.h"
+#include "wire/opcode.h"
+#include "wire/parse.h"
+
+#define QLEN 64
+
+/* One direction of the MAD channel. */
+struct madq {
+	struct droce_mad_in q[QLEN];
+	unsigned head, len;
+	unsigned drop_all;  /* drop every MAD sent this way */
+	uint8_t drop_attr;  /* drop MADs of this attribute ID (low byte), 0: none */
+	unsigned busy;      /* refuse (-EAGAIN) this many sends first */
+	unsigned sent, refused, dropped;
+	uint8_t last_attr;  /* attribute ID (low byte) of the last MAD sent */
+};
+
+struct side {
+	struct droce_ctx *ctx;
+	struct droce_cq *cq;
+	struct droce_mr *mr;
+	struct droce_qp *qp;
+	uint8_t buf[4096];
+	uint8_t ip[16], mac[6];
+	struct madq *tx, *rx;
+	struct droce_cm_addr me;
+	/* resolver behaviour */
+	int resolve_result;      /* 0: answer, -EAGAIN: not yet, other: error */
+	unsigned resolve_late;   /* answer -EAGAIN this many times first */
+	unsigned resolve_calls;
+	const struct side *peer;
+};
+
+struct bed {
+	bool qp1;               /* MADs over the GSI QP, not the channel */
+	unsigned frames_qp1[2]; /* UD SEND_ONLY frames to QPN 1 per direction, checked */
+	struct droce_memlink *ml;
+	struct side s[2];
+	struct madq q[2];
+	uint64_t now;
+};
+
+static int path_send(void *priv, const struct droce_cm_out *out, uint64_t now)
+{
+	struct side *s = priv;
+	struct madq *q = s->tx;
+	if (q->busy) {
+		q->busy--;
+		q->refused++;
+		return -EAGAIN;
+	}
+	q->last_attr = out->mad[17];
+	q->sent++;
+	if (q->drop_all || (q->drop_attr && q->drop_attr == out->mad[17])) {
+		q->dropped++;
+		return 0;
+	}
+	assert_true(q->len < QLEN);
+	struct droce_mad_in *in = &q->q[(q->head + q->len++) % QLEN];
+	in->src = s->me;
+	in->qkey = out->qkey;
+	in->len = DROCE_MAD_LEN;
+	memcpy(in->mad, out->mad, DROCE_MAD_LEN);
+	return 0;
+}
+
+static int path_recv(void *priv, struct droce_mad_in *in, uint64_t now)
+{
+	struct madq *q = ((struct side *)priv)->rx;
+	if (!q->len)
+		return 0;
+	*in = q->q[q->head];
+	q->head = (q->head + 1) % QLEN;
+	q->len--;
+	return 1;
+}
+
+static const struct droce_mad_path_ops path_ops = {path_send, path_recv, NULL};
+
+static int resolver(void *arg, uint8_t ipv, const uint8_t ip[16], uint8_t mac[6], uint64_t now)
+{
+	struct side *s = arg;
+	s->resolve_calls++;
+	if (s->resolve_late) {
+		s->resolve_late--;
+		return -EAGAIN;
+	}
+	if (s->resolve_result)
+		return s->resolve_result;
+	if (memcmp(ip, s->peer->ip, ipv == 4 ? 4 : 16) != 0)
+		return -EHOSTUNREACH;
+	memcpy(mac, s->peer->mac, 6);
+	return 0;
+}
+
+static void side_open(struct bed *b, unsigned i, const struct droce_cm_conf *cf)
+{
+	struct side *s = &b->s[i];
+	s->ip[0] = 10, s->ip[3] = (uint8_t)(i + 1);
+	uint8_t mac[6] = {2, 0, 0, 0, 0, (uint8_t)(i + 1)};
+	memcpy(s->mac, mac, 6);
+	s->tx = &b->q[i];
+	s->rx = &b->q[1 - i];
+	s->peer = &b->s[1 - i];
+	s->me.ip_version = 4;
+	memcpy(s->me.ip, s->ip, 16);
+	struct droce_ctx_params p;
+	droce_ctx_params_init(&p);
+	memcpy(p.ip, s->ip, 16);
+	memcpy(p.mac, s->mac, 6);
+	p.link = droce_memlink_end(b->ml, i);
+	s->ctx = droce_ctx_create(&p);
+	assert_non_null(s->ctx);
+	s->cq = droce_create_cq(s->ctx, 64);
+	s->mr = droce_reg_mr(s->ctx, s->buf, sizeof(s->buf),
+			     DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE | DROCE_ACCESS_REMOTE_READ);
+	struct droce_qp_init_attr ia = {.send_cq = s->cq, .recv_cq = s->cq};
+	s->qp = droce_create_qp(s->ctx, &ia);
+	assert_non_null(s->qp);
+	struct droce_cm_conf c;
+	if (cf)
+		c = *cf;
+	else
+		droce_cm_conf_init(&c);
+	c.resolve = resolver;
+	c.resolve_arg = s;
+	struct droce_mad_path path = {&path_ops, s};
+	if (b->qp1)
+		assert_int_equal(droce_cm_open(s->ctx, &c), 0);
+	else
+		assert_int_equal(droce_cm_open_path(s->ctx, &c, path), 0);
+}
+
+/* Every frame on the link: a MAD must be a UD SEND_ONLY from QP1 to QP1
+ * with QP1's Q_Key (DETH), 256 bytes of payload, a CM MAD that decodes. */
+static void tap(void *arg, enum droce_memlink_dir dir, const uint8_t *f, uint32_t len,
+		enum droce_impair_action fate, int corrupted)
+{
+	struct bed *b = arg;
+	struct droce_pkt pkt;
+	assert_int_equal(droce_parse(f, len, &pkt, 0), DROCE_PARSE_OK);
+	if (pkt.h.bth.dqpn != DROCE_GSI_QPN)
+		return;
+	assert_int_equal(pkt.h.bth.opcode, DROCE_OP_UD_SEND_ONLY);
+	assert_int_equal(pkt.h.ext.deth.qkey, DROCE_GSI_QKEY);
+	assert_int_equal(pkt.h.ext.deth.sqpn, DROCE_GSI_QPN);
+	assert_int_equal(pkt.h.payload_len, DROCE_MAD_LEN);
+	struct droce_cm_msg m;
+	assert_int_equal(droce_mad_decode(pkt.payload, pkt.h.payload_len, &m), DROCE_MAD_OK);
+	b->frames_qp1[dir]++;
+}
+
+static struct bed *bed_new_on(const struct droce_cm_conf *cf, bool qp1)
+{
+	static struct bed b;
+	memset(&b, 0, sizeof(b));
+	b.qp1 = qp1;
+	b.ml = droce_memlink_create(NULL);
+	assert_non_null(b.ml);
+	droce_memlink_set_tap(b.ml, tap, &b);
+	side_open(&b, 0, cf);
+	side_open(&b, 1, cf);
+	b.now = 1000;
+	return &b;
+}
+
+static bool over_qp1;
+static struct bed *bed_new(const struct droce_cm_conf *cf)
+{
+	return bed_new_on(cf, over_qp1);
+}
+
+static void bed_free(struct bed *b)
+{
+	droce_ctx_destroy(b->s[0].ctx); /* the CM service with it */
+	droce_ctx_destroy(b->s[1].ctx);
+	droce_memlink_destroy(b->ml);
+}
+
+/* One turn of both poll loops; the clock moves to the next deadline when idle. */
+static void turn(struct bed *b)
+{
+	unsigned n = droce_ctx_poll(b->s[0].ctx, b->now) + droce_ctx_poll(b->s[1].ctx, b->now);
+	if (n || b->q[0].len || b->q[1].len) {
+		b->now += 1000;
+		return;
+	}
+	uint64_t t0 = droce_ctx_next_deadline(b->s[0].ctx), t1 = droce_ctx_next_deadline(b->s[1].ctx);
+	uint64_t t = t0 < t1 ? t0 : t1;
+	b->now = t != UINT64_MAX && t > b->now ? t : b->now + 1000;
+}
+
+/* Run until side @p i has an event (within a bound), return it. */
+static struct droce_conn_event next_event(struct bed *b, unsigned i)
+{
+	struct droce_conn_event ev;
+	for (int k = 0; k < 100000; k++) {
+		int r = droce_get_cm_event(b->s[i].ctx, &ev);
+		assert_true(r >= 0);
+		if (r == 1)
+			return ev;
+		turn(b);
+	}
+	fail_msg("side %u: no CM event", i);
+	return ev;
+}
+
+static void no_event(struct bed *b, unsigned i)
+{
+	struct droce_conn_event ev;
+	assert_int_equal(droce_get_cm_event(b->s[i].ctx, &ev), 0);
+}
+
+static struct droce_addr addr_of(const struct side *s, uint16_t port)
+{
+	struct droce_addr a = {.ip_version = 4, .port = port};
+	memcpy(a.ip, s->ip, 16);
+	return a;
+}
+
+static enum droce_qp_state qp_state(struct droce_qp *qp)
+{
+	struct droce_qp_attr a;
+	assert_int_equal(droce_query_qp(qp, &a, 0), 0);
+	return a.qp_state;
+}
+
+/* Connect A's QP to B's listener; B accepts with @p bp. Both ESTABLISHED. */
+static void handshake(struct bed *b, const struct droce_conn_param *ap,
+		      const struct droce_conn_param *bp, int *aconn, int *bconn)
+{
+	int l = droce_listen(b->s[1].ctx, 7471);
+	assert_true(l >= 0);
+	struct droce_addr dst = addr_of(&b->s[1], 7471);
+	*aconn = droce_connect(b->s[0].qp, &dst, ap, b->now);
+	assert_true(*aconn >= 0);
+	struct droce_conn_event ev = next_event(b, 1);
+	assert_int_equal(ev.type, DROCE_CONN_REQUEST);
+	assert_int_equal(ev.listen_id, l);
+	*bconn = ev.conn;
+	assert_int_equal(droce_accept(b->s[1].ctx, ev.conn, b->s[1].qp, bp, b->now), 0);
+	ev = next_event(b, 0);
+	assert_int_equal(ev.type, DROCE_CONN_ESTABLISHED);
+	assert_int_equal(ev.conn, *aconn);
+	assert_ptr_equal(ev.qp, b->s[0].qp);
+	ev = next_event(b, 1);
+	assert_int_equal(ev.type, DROCE_CONN_ESTABLISHED);
+	assert_int_equal(ev.conn, *bconn);
+	assert_ptr_equal(ev.qp, b->s[1].qp);
+}
+
+/* A SEND from A reaches B's posted receive. */
+static void send_works(struct bed *b)
+{
+	struct side *a = &b->s[0], *c = &b->s[1];
+	struct droce_sge rs = {(uintptr_t)c->buf, 64, c->mr->lkey};
+	struct droce_recv_wr rwr = {.wr_id = 7, .sg_list = &rs, .num_sge = 1}, *bad_r;
+	assert_int_equal(droce_post_recv(c->qp, &rwr, &bad_r), 0);
+	memcpy(a->buf, "over the CM", 12);
+	struct droce_sge ss = {(uintptr_t)a->buf, 12, a->mr->lkey};
+	struct droce_send_wr swr = {.wr_id = 8, .sg_list = &ss, .num_sge = 1,
+				    .opcode = DROCE_WR_SEND, .send_flags = DROCE_SEND_SIGNALED}, *bad;
+	assert_int_equal(droce_post_send(a->qp, &swr, &bad), 0);
+	struct droce_wc wc;
+	int got = 0;
+	for (int k = 0; k < 10000 && !got; k++) {
+		turn(b);
+		got = droce_poll_cq(c->cq, 1, &wc);
+	}
+	assert_int_equal(got, 1);
+	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	assert_int_equal(wc.byte_len, 12);
+	assert_memory_equal(c->buf, "over the CM", 12);
+}
+
+static void test_handshake_attributes(void **st)
+{
+	struct bed *b = bed_new(NULL);
+	struct droce_conn_param ap, bp;
+	droce_conn_param_init(&ap);
+	ap.private_data = "hello from A";
+	ap.private_data_len = 13;
+	ap.responder_resources = 3;
+	ap.initiator_depth = 5;
+	ap.retry_count = 6;
+	ap.rnr_retry_count = 4;
+	ap.path_mtu = DROCE_MTU_2048;
+	ap.ack_timeout = 12;
+	ap.src_port = 40000;
+	droce_conn_param_init(&bp);
+	bp.private_data = "welcome, A";
+	bp.private_data_len = 11;
+	bp.responder_resources = 8; /* clamped to A's initiator depth 5 */
+	bp.initiator_depth = 2;     /* under A's responder resources 3: kept */
+	bp.rnr_retry_count = 5;
+
+	assert_true(droce_listen(b->s[1].ctx, 7471) >= 0);
+	struct droce_addr dst = addr_of(&b->s[1], 7471);
+	int ac = droce_connect(b->s[0].qp, &dst, &ap, b->now);
+	assert_true(ac >= 0);
+	/* INIT at once: receives may be posted before the connection is up */
+	assert_int_equal(qp_state(b->s[0].qp), DROCE_QPS_INIT);
+	struct droce_conn_event ev = next_event(b, 1);
+	assert_int_equal(ev.type, DROCE_CONN_REQUEST);
+	assert_string_equal(droce_conn_event_str(ev.type), "REQUEST");
+	assert_null(ev.qp);
+	assert_int_equal(ev.peer.ip_version, 4);
+	assert_memory_equal(ev.peer.ip, b->s[0].ip, 4);
+	assert_int_equal(ev.peer.port, 40000);
+	assert_int_equal(ev.local_port, 7471);
+	assert_int_equal(ev.responder_resources, 3);
+	assert_int_equal(ev.initiator_depth, 5);
+	assert_int_equal(ev.path_mtu, DROCE_MTU_2048);
+	assert_true(ev.private_data_len >= 13); /* the REQ's 56 bytes, zero-padded */
+	assert_string_equal((char *)ev.private_data, "hello from A");
+	int bc = ev.conn;
+	assert_int_equal(droce_accept(b->s[1].ctx, bc, b->s[1].qp, &bp, b->now), 0);
+	/* the passive QP is in RTS before its REP leaves (rdma_cm's cma_accept_ib) */
+	assert_int_equal(qp_state(b->s[1].qp), DROCE_QPS_RTS);
+
+	ev = next_event(b, 0);
+	assert_int_equal(ev.type, DROCE_CONN_ESTABLISHED);
+	assert_int_equal(ev.conn, ac);
+	assert_string_equal((char *)ev.private_data, "welcome, A"); /* the REP's */
+	ev = next_event(b, 1);
+	assert_int_equal(ev.type, DROCE_CONN_ESTABLISHED);
+	assert_int_equal(ev.conn, bc);
+
+	struct droce_qp_attr qa, qb;
+	assert_int_equal(droce_query_qp(b->s[0].qp, &qa, 0), 0);
+	assert_int_equal(droce_query_qp(b->s[1].qp, &qb, 0), 0);
+	assert_int_equal(qa.qp_state, DROCE_QPS_RTS);
+	assert_int_equal(qa.dest_qp_num, droce_qp_num(b->s[1].qp));
+	assert_int_equal(qb.dest_qp_num, droce_qp_num(b->s[0].qp));
+	assert_int_equal(qa.sq_psn, qb.rq_psn);
+	assert_int_equal(qb.sq_psn, qa.rq_psn);
+	assert_int_equal(qa.path_mtu, DROCE_MTU_2048);
+	assert_int_equal(qb.path_mtu, DROCE_MTU_2048); /* the REQ's */
+	/* 12.6.8: B accepts 5 (A's depth), issues 2; A accepts 2, issues 5 */
+	assert_int_equal(qb.max_dest_rd_atomic, 5);
+	assert_int_equal(qb.max_rd_atomic, 2);
+	assert_int_equal(qa.max_dest_rd_atomic, 2);
+	assert_int_equal(qa.max_rd_atomic, 5);
+	assert_int_equal(qa.retry_cnt, 6);
+	assert_int_equal(qb.retry_cnt, 6);     /* the REQ's for both */
+	assert_int_equal(qa.rnr_retry, 5);     /* what B's REP allows */
+	assert_int_equal(qb.rnr_retry, 4);     /* what A's REQ allows */
+	assert_int_equal(qa.timeout, 12);
+	assert_int_equal(qb.timeout, 12);
+	assert_memory_equal(qa.ah_attr.dst_ip, b->s[1].ip, 4);
+	assert_memory_equal(qa.ah_attr.dst_mac, b->s[1].mac, 6);
+	assert_memory_equal(qb.ah_attr.dst_ip, b->s[0].ip, 4);
+	assert_memory_equal(qb.ah_attr.dst_mac, b->s[0].mac, 6);
+	send_works(b);
+
+	struct droce_cm_counters c;
+	assert_int_equal(droce_cm_get_counters(b->s[0].ctx, &c), 0);
+	assert_int_equal(c.mads_tx, 2); /* REQ, RTU */
+	assert_int_equal(c.mads_rx, 1); /* REP */
+	assert_int_equal(c.conns, 1);
+	assert_int_equal(droce_cm_get_counters(b->s[1].ctx, &c), 0);
+	assert_int_equal(c.mads_tx, 1);
+	assert_int_equal(c.mads_rx, 2);
+	if (b->qp1) { /* REQ, RTU one way, REP the other: UD to QP1 on the wire */
+		assert_int_equal(b->frames_qp1[0], 2);
+		assert_int_equal(b->frames_qp1[1], 1);
+	}
+	bed_free(b);
+}
+
+static void test_reject(void **st)
+{
+	struct bed *b = bed_new(NULL);
+	assert_true(droce_listen(b->s[1].ctx, 9000) >= 0);
+	struct droce_addr dst = addr_of(&b->s[1], 9000);
+	int ac = droce_connect(b->s[0].qp, &dst, NULL, b->now);
+	assert_true(ac >= 0);
+	struct droce_conn_event ev = next_event(b, 1);
+	assert_int_equal(ev.type, DROCE_CONN_REQUEST);
+	assert_int_equal(droce_reject(b->s[1].ctx, ev.conn, "go away", 8, b->now), 0);
+	assert_int_equal(droce_accept(b->s[1].ctx, ev.conn, b->s[1].qp, NULL, b->now), -EINVAL);
+	ev = next_event(b, 0);
+	assert_int_equal(ev.type, DROCE_CONN_REJECTED);
+	assert_int_equal(ev.conn, ac);
+	assert_int_equal(ev.status, 28); /* consumer defined */
+	assert_string_equal((char *)ev.private_data, "go away");
+	assert_int_equal(qp_state(b->s[0].qp), DROCE_QPS_ERR);
+	for (int k = 0; k < 50; k++)
+		turn(b);
+	no_event(b, 0);
+	no_event(b, 1);
+	bed_free(b);
+}
+
+static void test_no_listener(void **st)
+{
+	struct bed *b = bed_new(NULL);
+	struct droce_addr dst = addr_of(&b->s[1], 1234);
+	int ac = droce_connect(b->s[0].qp, &dst, NULL, b->now);
+	assert_true(ac >= 0);
+	struct droce_conn_event ev = next_event(b, 0);
+	assert_int_equal(ev.type, DROCE_CONN_REJECTED);
+	assert_int_equal(ev.status, 8); /* invalid service ID: rdma_cm's ECONNREFUSED */
+	assert_int_equal(qp_state(b->s[0].qp), DROCE_QPS_ERR);
+	no_event(b, 1);
+	bed_free(b);
+}
+
+static void test_disconnect(void **st)
+{
+	struct bed *b = bed_new(NULL);
+	int ac, bc;
+	handshake(b, NULL, NULL, &ac, &bc);
+	/* a receive posted on B flushes when B's QP goes to ERR */
+	struct droce_sge rs = {(uintptr_t)b->s[1].buf, 64, b->s[1].mr->lkey};
+	struct droce_recv_wr rwr = {.wr_id = 99, .sg_list = &rs, .num_sge = 1}, *bad_r;
+	assert_int_equal(droce_post_recv(b->s[1].qp, &rwr, &bad_r), 0);
+	assert_int_equal(droce_disconnect(b->s[0].ctx, ac, b->now), 0);
+	assert_int_equal(qp_state(b->s[0].qp), DROCE_QPS_ERR);
+	assert_int_equal(droce_disconnect(b->s[0].ctx, ac, b->now), -EBADFD);
+	struct droce_conn_event ev = next_event(b, 1);
+	assert_int_equal(ev.type, DROCE_CONN_DISCONNECTED);
+	assert_int_equal(ev.conn, bc);
+	assert_int_equal(qp_state(b->s[1].qp), DROCE_QPS_ERR);
+	ev = next_event(b, 0);
+	assert_int_equal(ev.type, DROCE_CONN_DISCONNECTED);
+	assert_int_equal(ev.conn, ac);
+	struct droce_wc wc;
+	int n = droce_poll_cq(b->s[1].cq, 1, &wc);
+	assert_int_equal(n, 1);
+	assert_int_equal(wc.wr_id, 99);
+	assert_int_equal(wc.status, DROCE_WC_WR_FLUSH_ERR);
+	/* the QPs are held through TIMEWAIT: no reuse yet */
+	struct droce_addr dst = addr_of(&b->s[1], 7471);
+	struct droce_qp_attr r = {.qp_state = DROCE_QPS_RESET};
+	assert_int_equal(droce_modify_qp(b->s[0].qp, &r, DROCE_QP_STATE), 0);
+	assert_int_equal(droce_connect(b->s[0].qp, &dst, NULL, b->now), -EBUSY);
+	assert_int_equal(droce_disconnect(b->s[0].ctx, ac, b->now), -EBADFD);
+	ev = next_event(b, 0);
+	assert_int_equal(ev.type, DROCE_CONN_TIMEWAIT_EXIT);
+	assert_int_equal(ev.conn, ac);
+	ev = next_event(b, 1);
+	assert_int_equal(ev.type, DROCE_CONN_TIMEWAIT_EXIT);
+	assert_int_equal(ev.conn, bc);
+	/* the ids are free again: the same QPs connect once more */
+	assert_int_equal(droce_modify_qp(b->s[1].qp, &r, DROCE_QP_STATE), 0);
+	ac = droce_connect(b->s[0].qp, &dst, NULL, b->now);
+	assert_true(ac >= 0);
+	ev = next_event(b, 1);
+	assert_int_equal(ev.type, DROCE_CONN_REQUEST);
+	assert_int_equal(droce_accept(b->s[1].ctx, ev.conn, b->s[1].qp, NULL, b->now), 0);
+	assert_int_equal(next_event(b, 0).type, DROCE_CONN_ESTABLISHED);
+	assert_int_equal(next_event(b, 1).type, DROCE_CONN_ESTABLISHED);
+	send_works(b);
+	bed_free(b);
+}
+
+static void test_unreachable(void **st)
+{
+	struct droce_cm_conf cf;
+	droce_cm_conf_init(&cf);
+	cf.resolve_timeout_ns = 50000000; /* 50 ms */
+	struct bed *b = bed_new(&cf);
+	/* no answer ever: UNREACHABLE once the resolve timeout passed, no MAD sent */
+	b->s[0].resolve_result = -EAGAIN;
+	struct droce_addr dst = addr_of(&b->s[1], 7471);
+	uint64_t t0 = b->now;
+	int ac = droce_connect(b->s[0].qp, &dst, NULL, b->now);
+	assert_true(ac >= 0);
+	struct droce_conn_event ev = next_event(b, 0);
+	assert_int_equal(ev.type, DROCE_CONN_UNREACHABLE);
+	assert_int_equal(ev.conn, ac);
+	assert_int_equal(ev.status, -ETIMEDOUT);
+	assert_true(b->now >= t0 + 50000000);
+	assert_true(b->s[0].resolve_calls > 10); /* asked again, not once */
+	assert_int_equal(b->q[0].sent, 0);
+	assert_int_equal(b->frames_qp1[0], 0);
+	assert_int_equal(qp_state(b->s[0].qp), DROCE_QPS_ERR);
+	/* a resolver that knows at once it cannot: UNREACHABLE with its error */
+	struct droce_qp_attr r = {.qp_state = DROCE_QPS_RESET};
+	assert_int_equal(droce_modify_qp(b->s[0].qp, &r, DROCE_QP_STATE), 0);
+	b->s[0].resolve_result = -ENETUNREACH;
+	ac = droce_connect(b->s[0].qp, &dst, NULL, b->now);
+	assert_true(ac >= 0);
+	ev = next_event(b, 0);
+	assert_int_equal(ev.type, DROCE_CONN_UNREACHABLE);
+	assert_int_equal(ev.status, -ENETUNREACH);
+	struct droce_cm_counters c;
+	assert_int_equal(droce_cm_get_counters(b->s[0].ctx, &c), 0);
+	assert_int_equal(c.resolve_failed, 2);
+	assert_int_equal(c.conns, 0);
+	bed_free(b);
+}
+
+static void test_resolve_late(void **st)
+{
+	struct bed *b = bed_new(NULL);
+	b->s[0].resolve_late = 5; /* ARP answers after a few polls */
+	b->s[1].resolve_late = 3; /* and on the passive side too */
+	int ac, bc;
+	handshake(b, NULL, NULL, &ac, &bc);
+	assert_true(b->s[0].resolve_calls >= 6);
+	assert_true(b->s[1].resolve_calls >= 4);
+	send_works(b);
+	bed_free(b);
+}
+
+static void test_peer_vanishes(void **st)
+{
+	struct droce_cm_conf cf;
+	droce_cm_conf_init(&cf);
+	cf.response_timeout = 10; /* ~4 ms per try */
+	cf.max_cm_retries = 3;
+	struct bed *b = bed_new(&cf);
+	b->q[0].drop_all = 1; /* nothing of A's reaches B */
+	struct droce_addr dst = addr_of(&b->s[1], 7471);
+	int ac = droce_connect(b->s[0].qp, &dst, NULL, b->now);
+	assert_true(ac >= 0);
+	struct droce_conn_event ev = next_event(b, 0);
+	assert_int_equal(ev.type, DROCE_CONN_TIMEOUT);
+	assert_int_equal(ev.conn, ac);
+	assert_int_equal(qp_state(b->s[0].qp), DROCE_QPS_ERR);
+	assert_int_equal(b->q[0].sent, 1 + 3 + 1); /* REQ, 3 resends, the timeout REJ */
+	struct droce_cm_counters c;
+	assert_int_equal(droce_cm_get_counters(b->s[0].ctx, &c), 0);
+	assert_int_equal(c.retransmits, 3);
+	assert_int_equal(c.conns, 0);
+	bed_free(b);
+}
+
+static void test_passive_timeout(void **st)
+{
+	/* the link dies once B has the REQ: B's REP and A's resent REQs are
+	 * lost, each side times out by itself and neither keeps a QP in RTS */
+	struct droce_cm_conf cf;
+	droce_cm_conf_init(&cf);
+	cf.response_timeout = 10;
+	cf.max_cm_retries = 2;
+	struct bed *b = bed_new(&cf);
+	assert_true(droce_listen(b->s[1].ctx, 7471) >= 0);
+	struct droce_addr dst = addr_of(&b->s[1], 7471);
+	int ac = droce_connect(b->s[0].qp, &dst, NULL, b->now);
+	struct droce_conn_event ev = next_event(b, 1);
+	assert_int_equal(ev.type, DROCE_CONN_REQUEST);
+	b->q[0].drop_all = 1;
+	b->q[1].drop_all = 1;
+	assert_int_equal(droce_accept(b->s[1].ctx, ev.conn, b->s[1].qp, NULL, b->now), 0);
+	ev = next_event(b, 1);
+	assert_int_equal(ev.type, DROCE_CONN_TIMEOUT);
+	assert_int_equal(qp_state(b->s[1].qp), DROCE_QPS_ERR);
+	ev = next_event(b, 0);
+	assert_int_equal(ev.type, DROCE_CONN_TIMEOUT);
+	assert_int_equal(ev.conn, ac);
+	assert_int_equal(qp_state(b->s[0].qp), DROCE_QPS_ERR);
+	bed_free(b);
+}
+
+static void test_path_busy(void **st)
+{
+	/* the datagram path refuses for a while: MADs are held, in order */
+	struct bed *b = bed_new(NULL);
+	b->q[0].busy = 4;
+	b->q[1].busy = 4;
+	int ac, bc;
+	handshake(b, NULL, NULL, &ac, &bc);
+	assert_int_equal(b->q[0].refused, 4);
+	assert_int_equal(b->q[1].refused, 4);
+	assert_int_equal(b->q[0].sent, 2); /* REQ, RTU: nothing lost, nothing resent */
+	assert_int_equal(b->q[1].sent, 1);
+	send_works(b);
+	bed_free(b);
+}
+
+static void test_lost_rtu(void **st)
+{
+	/* every RTU lost: B's REP is resent, A answers it with the RTU again */
+	struct droce_cm_conf cf;
+	droce_cm_conf_init(&cf);
+	cf.response_timeout = 10;
+	struct bed *b = bed_new(&cf);
+	assert_true(droce_listen(b->s[1].ctx, 7471) >= 0);
+	struct droce_addr dst = addr_of(&b->s[1], 7471);
+	int ac = droce_connect(b->s[0].qp, &dst, NULL, b->now);
+	struct droce_conn_event ev = next_event(b, 1);
+	int bc = ev.conn;
+	assert_int_equal(droce_accept(b->s[1].ctx, bc, b->s[1].qp, NULL, b->now), 0);
+	b->q[0].drop_attr = 0x14; /* the first RTU is lost */
+	ev = next_event(b, 0);
+	assert_int_equal(ev.type, DROCE_CONN_ESTABLISHED);
+	assert_int_equal(ev.conn, ac);
+	assert_int_equal(b->q[0].last_attr, 0x14);
+	assert_int_equal(b->q[0].dropped, 1);
+	b->q[0].drop_attr = 0;
+	ev = next_event(b, 1);
+	assert_int_equal(ev.type, DROCE_CONN_ESTABLISHED);
+	assert_int_equal(ev.conn, bc);
+	assert_int_equal(b->q[1].sent, 2);  /* the REP, once more */
+	assert_int_equal(b->q[0].sent, 3);  /* REQ, RTU, RTU again */
+	send_works(b);
+	bed_free(b);
+}
+
+static void test_errors(void **st)
+{
+	struct bed *b = bed_new(NULL);
+	struct droce_ctx *a = b->s[0].ctx;
+	struct droce_addr dst = addr_of(&b->s[1], 7471);
+	struct droce_conn_param p;
+	struct droce_cm_conf cf;
+	droce_cm_conf_init(&cf);
+	cf.resolve = resolver;
+	struct droce_mad_path path = {&path_ops, &b->s[0]};
+	assert_int_equal(droce_cm_open_path(a, &cf, path), -EEXIST);
+	assert_int_equal(droce_cm_open(NULL, &cf), -EINVAL);
+	cf.resolve = NULL;
+	assert_int_equal(droce_cm_open(a, &cf), -EINVAL);
+
+	assert_true(droce_listen(a, 80) >= 0);
+	assert_int_equal(droce_listen(a, 80), -EADDRINUSE);
+	assert_int_equal(droce_connect(NULL, &dst, NULL, b->now), -EINVAL);
+	assert_int_equal(droce_connect(b->s[0].qp, NULL, NULL, b->now), -EINVAL);
+	droce_conn_param_init(&p);
+	p.private_data = b->s[0].buf;
+	p.private_data_len = 57;
+	assert_int_equal(droce_connect(b->s[0].qp, &dst, &p, b->now), -EINVAL);
+	p.private_data_len = 56;
+	p.path_mtu = 6;
+	assert_int_equal(droce_connect(b->s[0].qp, &dst, &p, b->now), -EINVAL);
+	p.path_mtu = DROCE_MTU_1024;
+	p.retry_count = 8;
+	assert_int_equal(droce_connect(b->s[0].qp, &dst, &p, b->now), -EINVAL);
+	struct droce_addr v6 = dst;
+	v6.ip_version = 6;
+	assert_int_equal(droce_connect(b->s[0].qp, &v6, NULL, b->now), -EINVAL);
+	assert_int_equal(droce_get_cm_event(a, NULL), -EINVAL);
+	assert_int_equal(droce_accept(a, 0, b->s[0].qp, NULL, b->now), -EINVAL); /* no such id */
+	assert_int_equal(droce_accept(a, -1, b->s[0].qp, NULL, b->now), -EINVAL);
+	assert_int_equal(droce_reject(a, 5, NULL, 0, b->now), -EINVAL);
+	assert_int_equal(droce_disconnect(a, 63, b->now), -EINVAL);
+
+	/* a QP with a connection under way is busy; an active id is not passive */
+	assert_true(droce_listen(b->s[1].ctx, 7471) >= 0);
+	int ac = droce_connect(b->s[0].qp, &dst, NULL, b->now);
+	assert_true(ac >= 0);
+	assert_int_equal(droce_connect(b->s[0].qp, &dst, NULL, b->now), -EBUSY);
+	assert_int_equal(droce_accept(a, ac, b->s[0].qp, NULL, b->now), -EBADFD);
+	assert_int_equal(droce_reject(a, ac, NULL, 0, b->now), -EBADFD);
+	assert_int_equal(droce_disconnect(a, ac, b->now), -EBADFD); /* not established yet */
+	struct droce_conn_event ev = next_event(b, 1);
+	assert_int_equal(ev.type, DROCE_CONN_REQUEST);
+	/* accept: the QP must be RESET/INIT, of this context, with pd <= 196 */
+	assert_int_equal(droce_accept(b->s[1].ctx, ev.conn, b->s[0].qp, NULL, b->now), -EINVAL);
+	p.private_data_len = 197;
+	assert_int_equal(droce_accept(b->s[1].ctx, ev.conn, b->s[1].qp, &p, b->now), -EINVAL);
+	assert_int_equal(droce_reject(b->s[1].ctx, ev.conn, b->s[1].buf, 149, b->now), -EINVAL);
+	assert_int_equal(droce_accept(b->s[1].ctx, ev.conn, b->s[1].qp, NULL, b->now), 0);
+	assert_int_equal(droce_accept(b->s[1].ctx, ev.conn, b->s[1].qp, NULL, b->now), -EBADFD);
+	assert_int_equal(droce_reject(b->s[1].ctx, ev.conn, NULL, 0, b->now), -EBADFD);
+	assert_int_equal(next_event(b, 0).type, DROCE_CONN_ESTABLISHED);
+	assert_int_equal(next_event(b, 1).type, DROCE_CONN_ESTABLISHED);
+	/* a QP in RTS can not connect again */
+	struct droce_qp_init_attr ia = {.send_cq = b->s[0].cq, .recv_cq = b->s[0].cq};
+	struct droce_qp *q2 = droce_create_qp(a, &ia);
+	assert_non_null(q2);
+	assert_int_equal(droce_connect(b->s[0].qp, &dst, NULL, b->now), -EBUSY);
+	assert_int_equal(droce_disconnect(a, ac, b->now), 0);
+	assert_int_equal(next_event(b, 0).type, DROCE_CONN_DISCONNECTED);
+	assert_int_equal(droce_connect(b->s[0].qp, &dst, NULL, b->now), -EBUSY); /* TIMEWAIT */
+	assert_int_equal(next_event(b, 0).type, DROCE_CONN_TIMEWAIT_EXIT);
+	assert_int_equal(droce_connect(b->s[0].qp, &dst, NULL, b->now), -EINVAL); /* in ERR */
+	assert_string_equal(droce_conn_event_str(99), "UNKNOWN");
+
+	/* close: the calls say there is no CM */
+	assert_int_equal(droce_cm_close(a), 0);
+	assert_int_equal(droce_cm_close(a), -EINVAL);
+	assert_int_equal(droce_listen(a, 81), -EINVAL);
+	assert_int_equal(droce_connect(q2, &dst, NULL, b->now), -EINVAL);
+	struct droce_cm_counters c;
+	assert_int_equal(droce_cm_get_counters(a, &c), -EINVAL);
+	bed_free(b);
+}
+
+static void test_full(void **st)
+{
+	/* max_conns 1: one connection a side (listeners are not counted); a
+	 * second connect is -ENOSPC */
+	struct droce_cm_conf cf;
+	droce_cm_conf_init(&cf);
+	cf.max_conns = 1;
+	struct bed *b = bed_new(&cf);
+	assert_true(droce_listen(b->s[1].ctx, 7471) >= 0);
+	struct droce_addr dst = addr_of(&b->s[1], 7471);
+	int ac = droce_connect(b->s[0].qp, &dst, NULL, b->now);
+	assert_true(ac >= 0);
+	struct droce_qp_init_attr ia = {.send_cq = b->s[0].cq, .recv_cq = b->s[0].cq};
+	struct droce_qp *q2 = droce_create_qp(b->s[0].ctx, &ia);
+	assert_int_equal(droce_connect(q2, &dst, NULL, b->now), -ENOSPC);
+	struct droce_conn_event ev = next_event(b, 1);
+	assert_int_equal(ev.type, DROCE_CONN_REQUEST);
+	assert_int_equal(droce_accept(b->s[1].ctx, ev.conn, b->s[1].qp, NULL, b->now), 0);
+	assert_int_equal(next_event(b, 0).type, DROCE_CONN_ESTABLISHED);
+	assert_int_equal(next_event(b, 1).type, DROCE_CONN_ESTABLISHED);
+	bed_free(b);
+}
+
+/* The same tests with the MADs over QP1 on the context's link. */
+#define OVER_QP1(t)                  \
+	static void t##_qp1(void **st) \
+	{                              \
+		over_qp1 = true;       \
+		t(st);                 \
+		over_qp1 = false;      \
+	}
+OVER_QP1(test_handshake_attributes)
+OVER_QP1(test_reject)
+OVER_QP1(test_no_listener)
+OVER_QP1(test_disconnect)
+OVER_QP1(test_unreachable)
+OVER_QP1(test_resolve_late)
+OVER_QP1(test_full)
+
+static void test_qp1_gsi_taken(void **st)
+{
+	/* the GSI QP is the CM's: one already made elsewhere means -EEXIST */
+	struct droce_memlink *ml = droce_memlink_create(NULL);
+	struct droce_ctx_params p;
+	droce_ctx_params_init(&p);
+	p.ip[0] = 10, p.ip[3] = 1;
+	p.link = droce_memlink_end(ml, 0);
+	struct droce_ctx *ctx = droce_ctx_create(&p);
+	struct droce_cq *cq = droce_create_cq(ctx, 8);
+	struct droce_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq, .qp_type = DROCE_QPT_GSI};
+	struct droce_qp *gsi = droce_create_qp(ctx, &ia);
+	assert_non_null(gsi);
+	struct droce_cm_conf c;
+	droce_cm_conf_init(&c);
+	c.resolve = resolver;
+	assert_int_equal(droce_cm_open(ctx, &c), -EEXIST);
+	assert_int_equal(droce_destroy_qp(gsi), 0);
+	assert_int_equal(droce_cm_open(ctx, &c), 0);
+	assert_int_equal(droce_cm_open(ctx, &c), -EEXIST);
+	assert_null(droce_create_qp(ctx, &ia)); /* and now it is taken */
+	assert_int_equal(droce_cm_close(ctx), 0);
+	gsi = droce_create_qp(ctx, &ia);       /* close gave it back */
+	assert_non_null(gsi);
+	droce_ctx_destroy(ctx);
+	droce_memlink_destroy(ml);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_handshake_attributes_qp1),
+		cmocka_unit_test(test_reject_qp1),
+		cmocka_unit_test(test_no_listener_qp1),
+		cmocka_unit_test(test_disconnect_qp1),
+		cmocka_unit_test(test_unreachable_qp1),
+		cmocka_unit_test(test_resolve_late_qp1),
+		cmocka_unit_test(test_full_qp1),
+		cmocka_unit_test(test_qp1_gsi_taken),
+		cmocka_unit_test(test_handshake_attributes),
+		cmocka_unit_test(test_reject),
+		cmocka_unit_test(test_no_listener),
+		cmocka_unit_test(test_disconnect),
+		cmocka_unit_test(test_unreachable),
+		cmocka_unit_test(test_resolve_late),
+		cmocka_unit_test(test_peer_vanishes),
+		cmocka_unit_test(test_passive_timeout),
+		cmocka_unit_test(test_path_busy),
+		cmocka_unit_test(test_lost_rtu),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_full),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
