@@ -61,6 +61,8 @@ struct conn {
 	bool any_peer;               /* frames to the side on this connection */
 	bool own_started, peer_started;
 	uint32_t sq_psn, rq_psn, own_next, peer_next;
+	bool sq_early, rq_early;     /* a PSN before the first seen starts the sequence */
+	uint32_t sq_min, rq_min;     /* that PSN (start_psns) */
 	uint32_t own_cur;            /* PSN after the side's last request packet */
 	uint32_t epoch;              /* how often the side went back (go-back-N) */
 	uint32_t resp_epoch;         /* how often it answered a READ again */
@@ -794,6 +796,52 @@ static int crossed_answers(struct dctx *d, const struct fr *prev, size_t idx)
 	return 0;
 }
 
+/* How far before the first PSN seen a sequence may start: a gap no loss leaves is refused anyway. */
+#define EARLY_MAX 4096u
+
+/*
+ * Where each PSN sequence starts. A capture of a lossy link may miss the
+ * first packets of a conversation (lost before the capture point): the
+ * first request seen is then a resend's successor, and its earlier PSNs
+ * show up later, in the go-back-N resend. The sequence starts at the
+ * earliest PSN of it the capture shows (within EARLY_MAX before the first
+ * seen): the requests of either side, and the PSN of a sequence NAK the
+ * side sent (9.7.5.2.2: the PSN it expected), which may name a packet no
+ * copy of which was captured. Connections nobody answers on are left
+ * alone: their PSNs may restart (several conversations, own_seq()).
+ */
+static void start_psns(struct dctx *d)
+{
+	bool own_seen[MAX_CONNS] = { false }, peer_seen[MAX_CONNS] = { false };
+	for (size_t i = 0; i < d->nfr; i++) {
+		const struct fr *a = &d->fr[i];
+		if (a->conn < 0 || !a->p.op || a->r != DROCE_PARSE_OK || a->gone ||
+		    (a->p.op->flags & DROCE_OPF_CNP))
+			continue;
+		struct conn *c = &d->conns[a->conn];
+		uint32_t psn = a->p.h.bth.psn;
+		bool req = (a->p.op->flags & DROCE_OPF_REQ) != 0;
+		bool seq_nak = a->role == DROCE_RP_OWN && !req && (a->p.op->hdrs & DROCE_HDR_AETH) &&
+			       a->p.h.ext.aeth.syndrome == (DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR);
+		if (!c->any_peer || (!req && !seq_nak))
+			continue;
+		bool own = a->role == DROCE_RP_OWN && req;
+		bool *seen = own ? &own_seen[a->conn] : &peer_seen[a->conn];
+		uint32_t *min = own ? &c->sq_min : &c->rq_min;
+		if (!*seen) {
+			if (seq_nak)
+				continue; /* a NAK before any request: nothing to place it against */
+			*seen = true;
+			*min = psn;
+			continue;
+		}
+		if (psn_lt(psn, *min) && ((*min - psn) & PSN_MASK) <= EARLY_MAX) {
+			*min = psn;
+			*(own ? &c->sq_early : &c->rq_early) = true;
+		}
+	}
+}
+
 /*
  * The side's request packet at @p idx, in capture order: where it lies in
  * the side's PSN sequence. A packet at the cursor continues it; one behind
@@ -839,7 +887,7 @@ static int own_seq(struct dctx *d, size_t idx)
 	}
 	if (!c->own_started) {
 		c->own_started = true;
-		c->sq_psn = c->own_cur = c->own_next = psn;
+		c->sq_psn = c->own_cur = c->own_next = c->sq_early ? c->sq_min : psn;
 	}
 	if (psn_lt(psn, c->own_cur) && !own_frame_at(d, a->conn, psn) && !read_covering(d, a->conn, psn)) {
 		struct dlost *l = arrived_late(d, idx, false, c->own_cur);
@@ -1241,7 +1289,7 @@ static int peer_request(struct dctx *d, struct fr *a)
 	uint32_t psn = a->p.h.bth.psn;
 	if (!c->peer_started) {
 		c->peer_started = true;
-		c->rq_psn = c->peer_next = psn;
+		c->rq_psn = c->peer_next = c->rq_early ? c->rq_min : psn;
 	}
 	if (c->resp_dead)
 		return 0; /* after an error NAK the QP is in ERR: nothing executes (9.7.5.2.x class C) */
@@ -1860,7 +1908,8 @@ int droce_rp_derive_impaired(const struct droce_rp_capture *cap, const char *cap
 	for (size_t i = 0; i < d->nfr; i++)
 		if (d->fr[i].role == DROCE_RP_OWN && d->fr[i].conn >= 0)
 			memcpy(d->conns[d->fr[i].conn].peer_mac, d->fr[i].p.h.net.dst_mac, 6);
-	if ((r = infer_mtu(d)) || (r = collect_regions(d)) || (r = own_requests(d)) || (r = walk(d)))
+	if ((r = infer_mtu(d)) || (r = collect_regions(d)) ||
+	    (start_psns(d), (r = own_requests(d))) || (r = walk(d)))
 		goto out;
 	d->impair = impair;
 	emit(d, cap_path, ip, out);
