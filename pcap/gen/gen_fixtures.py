@@ -893,6 +893,35 @@ def lossy_reorder_write():
     return c
 
 
+@case
+def lossy_rnr_write():
+    c = Case('lossy-rnr-write', 'droce as responder with no receive posted yet: a two-packet '
+             'WRITE_WITH_IMMEDIATE is RNR-NAKed at its LAST (its FIRST is placed, 9.7.5.2.8), '
+             'the WRITE_ONLY_WITH_IMMEDIATE sent behind it is dropped out of sequence, both '
+             'resent after the RNR timer once the receives are posted')
+    c.qp(rq=300, extra=' min-rnr-timer=1')
+    resp_region(c)
+    w, x = data(356, 60), data(32, 61)
+    c.peer('WRITE_FIRST', 300, payload=w[:256], reth=(RADDR, RKEY, 356))
+    c.peer('WRITE_LAST_IMM', 301, payload=w[256:], imm=0x1, ackreq=True, dt=2000)
+    c.peer('WRITE_ONLY_IMM', 302, payload=x, reth=(RADDR + 512, RKEY, 32), imm=0x2, ackreq=True,
+           dt=2000)
+    c.own('ACK', 301, aeth=(rnr_nak(1), 0))                # no receive for the LAST
+    # the receive queue was empty: both receives come after the NAK
+    c.s('recv q wr=1 at=%dns' % (c.t + 5000))
+    c.s('recv q wr=2 at=%dns' % (c.t + 5000))
+    c.peer('WRITE_LAST_IMM', 301, payload=w[256:], imm=0x1, ackreq=True, dt=40000)
+    c.peer('WRITE_ONLY_IMM', 302, payload=x, reth=(RADDR + 512, RKEY, 32), imm=0x2, ackreq=True,
+           dt=2000)
+    c.own('ACK', 302, aeth=(ack(), 2))
+    c.s('expect-mem r 0 %s' % hexs(w))
+    c.s('expect-mem r 512 %s' % hexs(x))
+    c.s('expect-wc q recv wr=1 status=SUCCESS opcode=recv-imm imm=0x1')
+    c.s('expect-wc q recv wr=2 status=SUCCESS opcode=recv-imm imm=0x2')
+    c.s('allow ack-coalescing  # droce may ACK packets without AckReq too (9.7.5.1.1)')
+    return c
+
+
 def main():
     global OUT
     if len(sys.argv) > 1:
