@@ -316,7 +316,7 @@ def resp_rxe_renumbered():
              'WRITE_ONLY_WITH_IMMEDIATE for a message already received, then the next message '
              'one PSN late: the duplicates are re-ACKed, the packet that lands at the expected PSN '
              'fills the message up, and the LAST behind it, longer than the DMA length left, gets '
-             'NAK invalid request (9.7.5.2.2, C9-96; rxe\'s own responder answers the same)')
+             'NAK invalid request (9.7.5.2; rxe\'s own responder answers the same)')
     c.qp(rq=10)
     resp_region(c)
     c.s('recv q wr=1')
