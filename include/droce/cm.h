@@ -208,6 +208,8 @@ struct droce_cm_counters {
 	uint64_t resolve_failed;     /**< UNREACHABLE events */
 	uint64_t retransmits;        /**< REQ/REP/DREQ resent by the CM's timers */
 	unsigned conns;              /**< connection ids in use */
+	unsigned mads_pending;       /**< MADs queued and not yet handed to QP1: an application
+					  that stops after droce_reject() polls until this is 0 */
 };
 
 /** @return 0 or -EINVAL (no CM). */

@@ -995,6 +995,11 @@ uint64_t droce_cm_next_timer(const struct droce_cm *cm)
 	return t;
 }
 
+unsigned droce_cm_mads_queued(const struct droce_cm *cm)
+{
+	return cm->mq_len;
+}
+
 int droce_cm_pop_mad(struct droce_cm *cm, struct droce_cm_out *out)
 {
 	if (!cm->mq_len)

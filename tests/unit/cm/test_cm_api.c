@@ -403,6 +403,14 @@ static void test_reject(void **st)
 	struct droce_conn_event ev = next_event(b, 1);
 	assert_int_equal(ev.type, DROCE_CONN_REQUEST);
 	assert_int_equal(droce_reject(b->s[1].ctx, ev.conn, "go away", 8, b->now), 0);
+	/* the REJ waits for the next poll, and says so */
+	struct droce_cm_counters k;
+	assert_int_equal(droce_cm_get_counters(b->s[1].ctx, &k), 0);
+	assert_int_equal(k.mads_pending, 1);
+	assert_int_equal(droce_ctx_next_deadline(b->s[1].ctx), 0);
+	droce_ctx_poll(b->s[1].ctx, b->now);
+	assert_int_equal(droce_cm_get_counters(b->s[1].ctx, &k), 0);
+	assert_int_equal(k.mads_pending, 0);
 	assert_int_equal(droce_accept(b->s[1].ctx, ev.conn, b->s[1].qp, NULL, b->now), -EINVAL);
 	ev = next_event(b, 0);
 	assert_int_equal(ev.type, DROCE_CONN_REJECTED);
