@@ -236,9 +236,9 @@ static int d_connect_qp(struct perf *p, unsigned i, const struct droce_sc_info *
 		struct droce_qp_attr s = {0};
 		s.qp_state = DROCE_QPS_RTS;
 		s.sq_psn = psn;
-		/* 4.096 us * 2^14 = 67 ms: short, so loss recovers fast on a
-		 * local link and a dead peer is noticed within the timeout. */
-		s.timeout = 14;
+		/* -u, default 14: 4.096 us * 2^14 = 67 ms: short, so loss
+		 * recovers fast on a local link and a dead peer is noticed. */
+		s.timeout = p->o.qp_timeout;
 		s.retry_cnt = 7;
 		s.rnr_retry = 7;
 		s.max_rd_atomic = DROCE_DEFAULT_MAX_RD_ATOMIC;

@@ -294,7 +294,7 @@ static int v_connect_qp(struct perf *p, unsigned i, const struct droce_sc_info *
 		struct ibv_qp_attr s = {0};
 		s.qp_state = IBV_QPS_RTS;
 		s.sq_psn = psn;
-		s.timeout = 14; /* 4.096 us * 2^14 = 67 ms, as the droce backend */
+		s.timeout = p->o.qp_timeout; /* -u, as the droce backend */
 		s.retry_cnt = 7;
 		s.rnr_retry = 7;
 		s.max_rd_atomic = (uint8_t)b->max_rd_atomic;

@@ -146,9 +146,10 @@ static int connect_one(struct perf *p, struct droce_qp *qp, unsigned i,
 	cp.private_data = pd;
 	cp.private_data_len = sizeof(pd);
 	cp.path_mtu = mtu_code(p->o.mtu);
-	/* as the side-channel path sets them (backend_droce.c): 67 ms ACK
-	 * timeout, 7 retries, RNR retry forever */
-	cp.ack_timeout = 14;
+	/* as the side-channel path sets them (backend_droce.c): -u's ACK
+	 * timeout (the REQ carries it to both sides), 7 retries, RNR retry
+	 * forever */
+	cp.ack_timeout = p->o.qp_timeout;
 	int r = droce_connect(qp, dst, &cp, now);
 	if (r < 0)
 		fprintf(stderr, "droce-perf: --cm: connect QP %u: %s\n", i, strerror(-r));

@@ -44,6 +44,8 @@ void perf_usage(const char *prog)
 	       "      --iface IFNAME      set up an af_packet port on IFNAME\n"
 	       "      --capture FILE      write every frame sent and received to a pcap\n"
 	       "      --timeout SEC       give up when nothing progresses for SEC (default 10)\n"
+	       "  -u, --qp-timeout N      the QP's IBTA local ACK timeout, 4.096 us * 2^N, 1..31\n"
+	       "                          (default 14: 67 ms; perftest's option and default)\n"
 	       "      --cc NAME           congestion control: fixed (default), aimd, dcqcn, swift\n"
 	       "      --window PKTS       per-QP send window ceiling in packets (default %u)\n"
 	       "      --timeout-mode ibta|adaptive  ACK timeout: the QP's IBTA timeout (default), or\n"
@@ -107,7 +109,7 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 		{"check", no_argument, 0, O_CHECK},     {"impair", required_argument, 0, O_IMPAIR},
 		{"ip", required_argument, 0, O_IP},     {"memif", required_argument, 0, O_MEMIF},
 		{"iface", required_argument, 0, O_IFACE}, {"capture", required_argument, 0, O_CAPTURE},
-		{"timeout", required_argument, 0, O_TIMEOUT},
+		{"timeout", required_argument, 0, O_TIMEOUT}, {"qp-timeout", required_argument, 0, 'u'},
 		{"cc", required_argument, 0, O_CC},     {"window", required_argument, 0, O_WINDOW},
 		{"backend", required_argument, 0, O_BACKEND}, {"ib-dev", required_argument, 0, O_IBDEV},
 		{"gid-index", required_argument, 0, O_GIDX}, {"ib-port", required_argument, 0, O_IBPORT},
@@ -125,13 +127,14 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 	o->mtu = 4096;
 	o->port = 18516;
 	o->timeout = 10.0;
+	o->qp_timeout = 14;
 	o->gid_index = -1;
 	o->ib_port = 1;
 	if (argc < 2)
 		FAIL("missing TEST (try --help)");
 	optind = 0; /* glibc: 0 re-initialises getopt fully */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "s:an:D:q:t:m:p:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:an:D:q:t:m:p:u:h", longopts, NULL)) != -1) {
 		const char *a = optarg;
 		switch (c) {
 		case 's':
@@ -161,6 +164,11 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 		case 'p':
 			if (parse_u64(a, 1, 65535, &v)) FAIL("bad --port '%s'", a);
 			o->port = (uint16_t)v; break;
+		case 'u':
+			/* 0 would mean "no timeout" (IBTA 9.7.6.1.3): a lost tail
+			 * packet would then hang the test, so it is refused. */
+			if (parse_u64(a, 1, 31, &v)) FAIL("bad --qp-timeout '%s' (1..31)", a);
+			o->qp_timeout = (uint8_t)v; break;
 		case 'h': return 1;
 		case O_GBITS: o->report_gbits = true; break;
 		case O_JSON: o->json = a; break;

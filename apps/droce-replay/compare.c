@@ -7,41 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare_int.h"
 #include "frames.h"
 #include "pmap.h"
 #include "wire/hdr.h"
-
-struct item {
-	const uint8_t *data;
-	uint32_t len;
-	struct droce_pkt p;
-	enum droce_parse_result r;
-	unsigned num;      /* capture frame number, or droce's frame index (1-based) */
-	uint64_t t_ns;
-	bool dropped;      /* coalesced away */
-	bool lost;         /* droce's match of a frame lost before the capture point */
-	bool late;         /* compared out of place ("late") */
-};
-
-struct list {
-	struct item *it;
-	size_t n;
-};
-
-static bool is_cnp(const struct item *i)
-{
-	return i->p.op && (i->p.op->flags & DROCE_OPF_CNP);
-}
-
-static bool is_ack_frame(const struct item *i)
-{
-	return i->p.op && i->p.h.bth.opcode == DROCE_OP_RC_ACKNOWLEDGE;
-}
-
-static bool is_pos_ack(const struct item *i)
-{
-	return is_ack_frame(i) && (i->p.h.ext.aeth.syndrome & DROCE_AETH_TYPE_MASK) == DROCE_AETH_ACK;
-}
 
 /*
  * Coalescing (IBTA 9.7.5.1.1: one ACK may acknowledge every packet before
@@ -97,11 +66,6 @@ static int add(struct list *l, const uint8_t *data, uint32_t len, unsigned num, 
 }
 
 /* ---------------------------------------------------------- describing -- */
-
-struct sbuf {
-	char b[1024];
-	size_t n;
-};
 
 static void sp(struct sbuf *s, const char *fmt, ...)
 {
@@ -191,7 +155,7 @@ static void fmt_ip(const struct droce_net_fields *n, const uint8_t *ip, char *b,
 }
 
 /* Differences of @p g from @p e; returns how many fields differ. */
-static unsigned diff(const struct item *e, const struct item *g, unsigned checks, struct sbuf *d)
+unsigned droce_rp_diff(const struct item *e, const struct item *g, unsigned checks, struct sbuf *d)
 {
 	unsigned nd = 0;
 	const struct droce_hdrs *eh = &e->p.h, *gh = &g->p.h;
@@ -300,7 +264,7 @@ static unsigned diff(const struct item *e, const struct item *g, unsigned checks
 	return nd;
 }
 
-static void print_item(FILE *out, const char *tag, const char *who, const struct item *i)
+void droce_rp_print_item(FILE *out, const char *tag, const char *who, const struct item *i)
 {
 	struct sbuf s = { .n = 0 };
 	describe(&s, i);
@@ -314,14 +278,7 @@ static void print_item(FILE *out, const char *tag, const char *who, const struct
  * space); how droce interleaves its QPs, or its answers with its own
  * requests, is scheduling, so each stream is compared on its own.
  */
-struct key {
-	bool cnp;
-	bool req;
-	uint32_t dqpn;
-	uint8_t ip[16];
-};
-
-static void key_of(const struct item *i, struct key *k)
+void droce_rp_key_of(const struct item *i, struct key *k)
 {
 	memset(k, 0, sizeof(*k));
 	k->cnp = is_cnp(i);
@@ -330,12 +287,12 @@ static void key_of(const struct item *i, struct key *k)
 	memcpy(k->ip, i->p.h.net.dst_ip, 16);
 }
 
-static bool in_stream(const struct item *i, const struct key *k)
+bool droce_rp_in_stream(const struct item *i, const struct key *k)
 {
 	struct key ik;
 	if (!i->p.op || i->dropped || i->lost || i->late)
 		return false;
-	key_of(i, &ik);
+	droce_rp_key_of(i, &ik);
 	return !memcmp(&ik, k, sizeof(ik));
 }
 
@@ -347,12 +304,6 @@ struct sview {
 	struct hmap last;            /* PSN + 1 -> position of its last item */
 };
 
-/* a before b in 24-bit PSN space (IBTA 9.7.1) */
-static bool psn_before(uint32_t a, uint32_t b)
-{
-	uint32_t d = (b - a) & 0xFFFFFFu;
-	return d != 0 && d < 0x800000u;
-}
 
 static int sview_make(const struct list *l, const struct key *k, bool seq, struct sview *v)
 {
@@ -363,13 +314,13 @@ static int sview_make(const struct list *l, const struct key *k, bool seq, struc
 		return -ENOMEM;
 	uint32_t prev = 0;
 	for (size_t i = 0; i < l->n; i++) {
-		if (!in_stream(&l->it[i], k))
+		if (!droce_rp_in_stream(&l->it[i], k))
 			continue;
 		if (seq) {
 			uint32_t psn = l->it[i].p.h.bth.psn;
 			if (hput(&v->last, (uint64_t)psn + 1, v->n))
 				return -ENOMEM;
-			v->fwd[v->n] = v->n > 0 && psn_before(prev, psn);
+			v->fwd[v->n] = v->n > 0 && droce_rp_psn_before(prev, psn);
 			prev = psn;
 		}
 		v->at[v->n++] = i;
@@ -428,18 +379,18 @@ static unsigned compare_stream(const struct list *e, const struct list *g, const
 		const struct item *gi = j < vg.n ? &g->it[vg.at[j]] : NULL;
 		if (ei && gi) {
 			struct sbuf d = { .n = 0 };
-			unsigned nd = diff(ei, gi, checks, &d);
+			unsigned nd = droce_rp_diff(ei, gi, checks, &d);
 			if (nd && seq && ran_ahead(&ve, i, &vg, j, gi)) {
 				snprintf(who, sizeof(who), "droce #%u:", gi->num);
 				if (out)
-					print_item(out, "early", who, gi);
+					droce_rp_print_item(out, "early", who, gi);
 				j++;
 				continue;
 			}
 			if (nd && seq && ran_ahead(&vg, j, &ve, i, ei)) {
 				snprintf(who, sizeof(who), "capture #%u:", ei->num);
 				if (out)
-					print_item(out, "early", who, ei);
+					droce_rp_print_item(out, "early", who, ei);
 				i++;
 				continue;
 			}
@@ -449,12 +400,12 @@ static unsigned compare_stream(const struct list *e, const struct list *g, const
 			if (nd) {
 				bad++;
 				if (out) {
-					print_item(out, "DIFF", who, ei);
-					print_item(out, "", "               got:", gi);
+					droce_rp_print_item(out, "DIFF", who, ei);
+					droce_rp_print_item(out, "", "               got:", gi);
 					fprintf(out, "           -> %s\n", d.b);
 				}
 			} else if (out) {
-				print_item(out, "ok", who, gi);
+				droce_rp_print_item(out, "ok", who, gi);
 			}
 			i++;
 			j++;
@@ -462,13 +413,13 @@ static unsigned compare_stream(const struct list *e, const struct list *g, const
 			bad++;
 			snprintf(who, sizeof(who), "capture #%u:", ei->num);
 			if (out)
-				print_item(out, "MISSING", who, ei);
+				droce_rp_print_item(out, "MISSING", who, ei);
 			i++;
 		} else {
 			bad++;
 			snprintf(who, sizeof(who), "droce #%u:", gi->num);
 			if (out)
-				print_item(out, "EXTRA", who, gi);
+				droce_rp_print_item(out, "EXTRA", who, gi);
 			j++;
 		}
 	}
@@ -500,7 +451,7 @@ static unsigned check_coalesced(const struct list *e, const struct list *g, unsi
 				continue;
 			struct sbuf d = { .n = 0 };
 			cand = ei;
-			same = diff(ei, gi, checks, &d) == 0;
+			same = droce_rp_diff(ei, gi, checks, &d) == 0;
 		}
 		if (!cand || same)
 			continue;
@@ -508,10 +459,10 @@ static unsigned check_coalesced(const struct list *e, const struct list *g, unsi
 		if (out) {
 			struct sbuf d = { .n = 0 };
 			char who[64];
-			diff(cand, gi, checks, &d);
+			droce_rp_diff(cand, gi, checks, &d);
 			snprintf(who, sizeof(who), "capture #%u / droce #%u:", cand->num, gi->num);
-			print_item(out, "DIFF", who, cand);
-			print_item(out, "", "               got:", gi);
+			droce_rp_print_item(out, "DIFF", who, cand);
+			droce_rp_print_item(out, "", "               got:", gi);
 			fprintf(out, "           -> %s (a coalesced ACK still says the same)\n", d.b);
 		}
 	}
@@ -627,14 +578,14 @@ static unsigned match_late(const struct droce_rp_scenario *s, struct list *e, st
 		}
 		ei->late = true;
 		struct key ek, gk;
-		key_of(ei, &ek);
+		droce_rp_key_of(ei, &ek);
 		struct item *gi = NULL;
 		unsigned seen = 0;
 		for (size_t k = 0; k < g->n && !gi; k++) {
 			struct item *it = &g->it[k];
 			if (!it->p.op || it->lost || it->late || it->p.h.bth.psn != ei->p.h.bth.psn)
 				continue;
-			key_of(it, &gk);
+			droce_rp_key_of(it, &gk);
 			if (!memcmp(&ek, &gk, sizeof(ek)) && seen++ == lt->copy)
 				gi = it;
 		}
@@ -642,22 +593,22 @@ static unsigned match_late(const struct droce_rp_scenario *s, struct list *e, st
 			bad++;
 			snprintf(who, sizeof(who), "capture #%u:", ei->num);
 			if (out)
-				print_item(out, "MISSING", who, ei);
+				droce_rp_print_item(out, "MISSING", who, ei);
 			continue;
 		}
 		gi->late = true;
 		struct sbuf d = { .n = 0 };
-		unsigned nd = diff(ei, gi, checks, &d);
+		unsigned nd = droce_rp_diff(ei, gi, checks, &d);
 		snprintf(who, sizeof(who), "capture #%u / droce #%u:", ei->num, gi->num);
 		if (nd) {
 			bad++;
 			if (out) {
-				print_item(out, "DIFF", who, ei);
-				print_item(out, "", "               got:", gi);
+				droce_rp_print_item(out, "DIFF", who, ei);
+				droce_rp_print_item(out, "", "               got:", gi);
 				fprintf(out, "           -> %s (late)\n", d.b);
 			}
 		} else if (out) {
-			print_item(out, "ok late", who, gi);
+			droce_rp_print_item(out, "ok late", who, gi);
 		}
 	}
 	return bad;
@@ -691,15 +642,19 @@ unsigned droce_rp_compare(const struct droce_rp_scenario *s, const struct droce_
 		if (!g.it[g.n - 1].p.op)
 			not_roce++;
 	}
-	bad += mark_lost(s, &g, out);
-	bad += match_late(s, &e, &g, s->checks, out);
-	if (s->allow_ack_coalescing) {
+	/* By PSN, which copy of a packet the capture lacks or saw late does not matter. */
+	if (!s->by_psn) {
+		bad += mark_lost(s, &g, out);
+		bad += match_late(s, &e, &g, s->checks, out);
+	}
+	if (s->allow_ack_coalescing && !s->by_psn) {
 		coalesce(&e);
 		coalesce(&g);
 	}
 	if (out)
 		fprintf(out, "frames: %zu expected, %zu sent by droce%s\n", e.n, g.n,
-			s->allow_ack_coalescing ? " (ACK coalescing allowed)" : "");
+			s->by_psn ? " (compared by PSN)"
+			: s->allow_ack_coalescing ? " (ACK coalescing allowed)" : "");
 	/* When droce sent its match of each capture frame (UINT64_MAX: none). */
 	size_t nsent_at = cap->n + 1;
 	uint64_t *sent_at = malloc(nsent_at * sizeof(*sent_at));
@@ -719,7 +674,7 @@ unsigned droce_rp_compare(const struct droce_rp_scenario *s, const struct droce_
 		if (!i->p.op)
 			continue;
 		struct key ik;
-		key_of(i, &ik);
+		droce_rp_key_of(i, &ik);
 		size_t j;
 		for (j = 0; j < nkeys && memcmp(&keys[j], &ik, sizeof(ik)); j++)
 			;
@@ -727,12 +682,14 @@ unsigned droce_rp_compare(const struct droce_rp_scenario *s, const struct droce_
 			keys[nkeys++] = ik;
 	}
 	for (size_t j = 0; j < nkeys; j++)
-		bad += compare_stream(&e, &g, &keys[j], s->checks, s->allow_send_ahead, out, sent_at,
-				      nsent_at);
+		bad += s->by_psn && !keys[j].cnp
+			       ? droce_rp_compare_psn(s, &e, &g, &keys[j], out, sent_at, nsent_at)
+			       : compare_stream(&e, &g, &keys[j], s->checks, s->allow_send_ahead, out,
+						sent_at, nsent_at);
 	free(keys);
 	bad += check_gaps(s, cap, sent_at, nsent_at, out);
 	free(sent_at);
-	if (s->allow_ack_coalescing)
+	if (s->allow_ack_coalescing && !s->by_psn)
 		bad += check_coalesced(&e, &g, s->checks, out);
 	if (not_roce && out)
 		fprintf(out, "  (%u non-RoCE frames from droce not compared)\n", not_roce);

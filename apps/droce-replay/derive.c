@@ -61,6 +61,8 @@ struct conn {
 	bool any_peer;               /* frames to the side on this connection */
 	bool own_started, peer_started;
 	uint32_t sq_psn, rq_psn, own_next, peer_next;
+	bool sq_early, rq_early;     /* a PSN before the first seen starts the sequence */
+	uint32_t sq_min, rq_min;     /* that PSN (start_psns) */
 	uint32_t own_cur;            /* PSN after the side's last request packet */
 	uint32_t epoch;              /* how often the side went back (go-back-N) */
 	uint32_t resp_epoch;         /* how often it answered a READ again */
@@ -794,6 +796,52 @@ static int crossed_answers(struct dctx *d, const struct fr *prev, size_t idx)
 	return 0;
 }
 
+/* How far before the first PSN seen a sequence may start: a gap no loss leaves is refused anyway. */
+#define EARLY_MAX 4096u
+
+/*
+ * Where each PSN sequence starts. A capture of a lossy link may miss the
+ * first packets of a conversation (lost before the capture point): the
+ * first request seen is then a resend's successor, and its earlier PSNs
+ * show up later, in the go-back-N resend. The sequence starts at the
+ * earliest PSN of it the capture shows (within EARLY_MAX before the first
+ * seen): the requests of either side, and the PSN of a sequence NAK the
+ * side sent (9.7.5.2.2: the PSN it expected), which may name a packet no
+ * copy of which was captured. Connections nobody answers on are left
+ * alone: their PSNs may restart (several conversations, own_seq()).
+ */
+static void start_psns(struct dctx *d)
+{
+	bool own_seen[MAX_CONNS] = { false }, peer_seen[MAX_CONNS] = { false };
+	for (size_t i = 0; i < d->nfr; i++) {
+		const struct fr *a = &d->fr[i];
+		if (a->conn < 0 || !a->p.op || a->r != DROCE_PARSE_OK || a->gone ||
+		    (a->p.op->flags & DROCE_OPF_CNP))
+			continue;
+		struct conn *c = &d->conns[a->conn];
+		uint32_t psn = a->p.h.bth.psn;
+		bool req = (a->p.op->flags & DROCE_OPF_REQ) != 0;
+		bool seq_nak = a->role == DROCE_RP_OWN && !req && (a->p.op->hdrs & DROCE_HDR_AETH) &&
+			       a->p.h.ext.aeth.syndrome == (DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR);
+		if (!c->any_peer || (!req && !seq_nak))
+			continue;
+		bool own = a->role == DROCE_RP_OWN && req;
+		bool *seen = own ? &own_seen[a->conn] : &peer_seen[a->conn];
+		uint32_t *min = own ? &c->sq_min : &c->rq_min;
+		if (!*seen) {
+			if (seq_nak)
+				continue; /* a NAK before any request: nothing to place it against */
+			*seen = true;
+			*min = psn;
+			continue;
+		}
+		if (psn_lt(psn, *min) && ((*min - psn) & PSN_MASK) <= EARLY_MAX) {
+			*min = psn;
+			*(own ? &c->sq_early : &c->rq_early) = true;
+		}
+	}
+}
+
 /*
  * The side's request packet at @p idx, in capture order: where it lies in
  * the side's PSN sequence. A packet at the cursor continues it; one behind
@@ -839,7 +887,7 @@ static int own_seq(struct dctx *d, size_t idx)
 	}
 	if (!c->own_started) {
 		c->own_started = true;
-		c->sq_psn = c->own_cur = c->own_next = psn;
+		c->sq_psn = c->own_cur = c->own_next = c->sq_early ? c->sq_min : psn;
 	}
 	if (psn_lt(psn, c->own_cur) && !own_frame_at(d, a->conn, psn) && !read_covering(d, a->conn, psn)) {
 		struct dlost *l = arrived_late(d, idx, false, c->own_cur);
@@ -1241,7 +1289,7 @@ static int peer_request(struct dctx *d, struct fr *a)
 	uint32_t psn = a->p.h.bth.psn;
 	if (!c->peer_started) {
 		c->peer_started = true;
-		c->rq_psn = c->peer_next = psn;
+		c->rq_psn = c->peer_next = c->rq_early ? c->rq_min : psn;
 	}
 	if (c->resp_dead)
 		return 0; /* after an error NAK the QP is in ERR: nothing executes (9.7.5.2.x class C) */
@@ -1310,15 +1358,36 @@ static int own_response(struct dctx *d, struct fr *a)
 			/* The side had no receive posted: the message at this PSN
 			 * was not taken; its retry is new work and its receive
 			 * must be posted only after this NAK (9.7.5.2.8). */
-			int mi = find_msg(d, a->conn, false, psn, false);
-			if (mi >= 0) {
-				d->msgs[mi].dropped = true;
-				d->msgs[mi].rnr = true;
+			int mi = find_msg(d, a->conn, false, psn, true);
+			struct msg *rm = mi >= 0 ? &d->msgs[mi] : NULL;
+			if (rm && rm->first_psn != psn) {
+				/* a WRITE with immediate refused at its LAST: its
+				 * FIRST and MIDDLE were placed, the message goes on
+				 * with the LAST's resend (9.7.5.2.8: the WQE is
+				 * needed only there) */
+				rm->rnr = true;
+				rm->complete = false;
+				rm->last_psn = psn_add(psn, PSN_MASK);
+				size_t placed = (size_t)((psn - rm->first_psn) & PSN_MASK) * c->mtu;
+				if (placed < rm->len)
+					rm->len = placed;
+			} else if (rm) {
+				rm->dropped = true;
+				rm->rnr = true;
+			}
+			/* Nor were the messages after it that the capture shows
+			 * reaching the side before its NAK: out of sequence now
+			 * (9.7.5.2.8), their resends are the messages. */
+			for (size_t k = 0; k < d->nmsgs; k++) {
+				struct msg *o = &d->msgs[k];
+				if (!o->own && o->conn == a->conn && !o->dropped && psn_lt(psn, o->first_psn) &&
+				    ((o->first_psn - psn) & PSN_MASK) <= EARLY_MAX)
+					o->dropped = true;
 			}
 			c->rnr_seen = true;
 			c->min_rnr_timer = syn & DROCE_AETH_VALUE_MASK;
 			c->peer_next = psn;
-			c->cur_peer = -1;
+			c->cur_peer = rm && !rm->dropped ? mi : -1;
 			if (mi >= 0)
 				d->msgs[mi].rnr_t = a->f->t_ns;
 		} else if (kind == DROCE_AETH_NAK) {
@@ -1510,6 +1579,70 @@ static uint64_t align64(uint64_t x)
 	return (x + 63) & ~(uint64_t)63;
 }
 
+/*
+ * Does the capture show a lossy link: a request PSN sent more than once
+ * (either way), a sequence or RNR NAK, or a packet of the side's missing?
+ * Then the replay is compared by PSN ("compare by-psn", compare_psn.c):
+ * which copies of a packet went out, and when, follows each side's timers,
+ * window and poll loop, and what the network lost beyond the capture
+ * point, which the protocol does not define.
+ */
+static bool lossy(struct dctx *d)
+{
+	if (d->retrans_own || d->nlost)
+		return true;
+	struct hmap seen = { 0 };
+	bool yes = false;
+	for (size_t i = 0; i < d->nfr && !yes; i++) {
+		const struct fr *a = &d->fr[i];
+		if (a->conn < 0 || !a->p.op || a->r != DROCE_PARSE_OK || (a->p.op->flags & DROCE_OPF_CNP))
+			continue;
+		if (a->p.op->flags & DROCE_OPF_REQ) {
+			uint64_t k = hkey(a->conn, a->role == DROCE_RP_OWN ? HK_COUNT_REQ : HK_COUNT_RESP,
+					  a->p.h.bth.psn);
+			yes = hget(&seen, k) != NULL;
+			if (hput(&seen, k, i))
+				yes = true; /* out of memory: the careful answer */
+		} else if (a->p.op->hdrs & DROCE_HDR_AETH) {
+			uint8_t syn = a->p.h.ext.aeth.syndrome;
+			yes = (syn & DROCE_AETH_TYPE_MASK) == DROCE_AETH_RNR_NAK ||
+			      syn == (DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR);
+		}
+	}
+	hfree(&seen);
+	return yes;
+}
+
+/*
+ * The longest the side went without an answer on connection @p ci while it
+ * had requests out (from its first request to the peer's last answer). A
+ * side that lived through it did not run out of retries (rxe counts
+ * retry_cnt 7 as "forever"): a replay compared by PSN gives droce an ACK
+ * timeout at which seven expiries take longer than that silence, so the
+ * replay does not end in RETRY_EXC_ERR where the side did not.
+ */
+static uint64_t longest_silence(const struct dctx *d, unsigned ci)
+{
+	uint64_t last = 0, most = 0;
+	bool out = false;
+	for (size_t i = 0; i < d->nfr; i++) {
+		const struct fr *a = &d->fr[i];
+		if (a->conn != (int)ci || !a->p.op || a->gone || (a->p.op->flags & DROCE_OPF_CNP))
+			continue;
+		bool req = (a->p.op->flags & DROCE_OPF_REQ) != 0;
+		uint64_t t = a->t_seen ? a->t_seen : a->f->t_ns;
+		if (a->role == DROCE_RP_OWN && req && !out) {
+			out = true;
+			last = t;
+		} else if (a->role == DROCE_RP_PEER && !req && out) {
+			if (t > last && t - last > most)
+				most = t - last;
+			last = t;
+		}
+	}
+	return most;
+}
+
 static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *out)
 {
 	char ipb[64];
@@ -1527,7 +1660,7 @@ static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *o
 	put_mac(out, d->mac);
 	fputc('\n', out);
 
-	bool any_ack_by_own = false;
+	bool any_ack_by_own = false, by_psn = lossy(d);
 	for (unsigned i = 0; i < d->nconns; i++) {
 		struct conn *c = &d->conns[i];
 		if (!c->local_known) {
@@ -1545,6 +1678,11 @@ static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *o
 		bool unacked = c->own_started &&
 			       (!c->any_acked_by_peer || c->acked_by_peer != psn_add(c->own_next, PSN_MASK));
 		if (c->timeout_retx) {
+			if (by_psn) {
+				uint64_t quiet = longest_silence(d, i);
+				while (c->timeout < 31 && 7 * (4096ull << c->timeout) <= quiet)
+					c->timeout++;
+			}
 			fprintf(out, " timeout=%u", c->timeout);
 			/* Resent and still unacknowledged when the capture ends:
 			 * the side gave up after that many retries (9.7.6.1.3). */
@@ -1607,8 +1745,12 @@ static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *o
 	if (rq_len)
 		fprintf(out, "mr rq addr=%#x len=%" PRIu64 " access=lw\n", RQ_ADDR, rq_len);
 
-	/* Receives, then work requests, each at the time the capture shows. */
-	uint64_t wr = 1;
+	/* Receives, then work requests, each at the time the capture shows.
+	 * A receive queue is consumed in order (9.7.5.2.8, 10.8.3): a receive
+	 * the side lacked until its RNR NAK was posted after every receive
+	 * before it, and every one after it was posted later still, or the
+	 * later messages would have taken it. */
+	uint64_t wr = 1, rq_floor[MAX_CONNS] = { 0 };
 	for (size_t i = 0; i < d->nmsgs; i++) {
 		struct msg *m = &d->msgs[i];
 		if (m->own || m->dropped || !m->complete)
@@ -1621,6 +1763,9 @@ static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *o
 			if (d->msgs[j].rnr && d->msgs[j].conn == m->conn &&
 			    d->msgs[j].first_psn == m->first_psn && d->msgs[j].rnr_t + 1 > at)
 				at = d->msgs[j].rnr_t + 1;
+		if (at < rq_floor[m->conn])
+			at = rq_floor[m->conn];
+		rq_floor[m->conn] = at;
 		fprintf(out, "recv qp%d wr=%" PRIu64, m->conn, wr);
 		if (m->kind == M_SEND)
 			fprintf(out, " mr=rq off=%" PRIu64 " len=%zu", m->local_off, m->len);
@@ -1743,6 +1888,10 @@ static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *o
 		      "# and its timers run from when it sent: droce sends no request earlier than the\n"
 		      "# side's of the same rank did\n"
 		      "pace requests\n", out);
+	if (by_psn)
+		fputs("# a lossy link: each packet is compared at its PSN, not where or how often it was\n"
+		      "# resent (IBTA 9.7.1: every copy of a PSN is the same packet)\n"
+		      "compare by-psn\n", out);
 	for (size_t i = 0; i < d->ncross; i++) {
 		fprintf(out, "deliver %u at=", d->cross[i].frame);
 		put_time(out, d->cross[i].at);
@@ -1860,7 +2009,8 @@ int droce_rp_derive_impaired(const struct droce_rp_capture *cap, const char *cap
 	for (size_t i = 0; i < d->nfr; i++)
 		if (d->fr[i].role == DROCE_RP_OWN && d->fr[i].conn >= 0)
 			memcpy(d->conns[d->fr[i].conn].peer_mac, d->fr[i].p.h.net.dst_mac, 6);
-	if ((r = infer_mtu(d)) || (r = collect_regions(d)) || (r = own_requests(d)) || (r = walk(d)))
+	if ((r = infer_mtu(d)) || (r = collect_regions(d)) ||
+	    (start_psns(d), (r = own_requests(d))) || (r = walk(d)))
 		goto out;
 	d->impair = impair;
 	emit(d, cap_path, ip, out);

@@ -18,6 +18,7 @@
 
 #include "compare.h"
 #include "frames.h"
+#include "pmap.h"
 
 /* Virtual time starts at 1 s so that "0" is never a meaningful deadline. */
 #define T_BASE UINT64_C(1000000000)
@@ -51,8 +52,11 @@ struct rlink {
 		uint8_t ip[16];
 		uint64_t *t;         /* capture times, in order */
 		size_t n, sent;
+		struct hmap first;   /* by PSN: PSN + 1 -> the capture time of its first copy */
+		struct hmap out;     /* by PSN: PSN + 1 -> droce has sent it */
 	} pace[DROCE_RP_MAX_QPS];
 	unsigned npace;
+	bool pace_by_psn;            /* "compare by-psn": pace new PSNs, not packets */
 	uint64_t pace_wait;          /* virtual time a refused frame may go (UINT64_MAX: none) */
 };
 
@@ -101,6 +105,24 @@ static int link_tx(void *lp, const struct droce_tx_frame *f, uint64_t now)
 	memcpy(b + o, f->trailer, f->trailer_len);
 	o += f->trailer_len;
 	struct pace *pc = pace_of(l, b, o);
+	if (pc && l->pace_by_psn) {
+		/* By PSN: a new PSN no earlier than the side's first copy of it;
+		 * resends whenever droce's timers and NAKs say (how often a
+		 * requester resends is not what a lossy capture is compared on) */
+		struct droce_pkt p;
+		droce_parse(b, o, &p, DROCE_PARSE_F_NO_ICRC);
+		uint64_t k = (uint64_t)p.h.bth.psn + 1;
+		size_t *t = hget(&pc->first, k);
+		if (!hget(&pc->out, k) && t && now < T_BASE + *t) {
+			free(b);
+			if (T_BASE + *t < l->pace_wait)
+				l->pace_wait = T_BASE + *t;
+			return -ENOBUFS;
+		}
+		if (hput(&pc->out, k, 1))
+			l->nomem = 1;
+		pc = NULL;
+	}
 	if (pc && pc->sent < pc->n && now < T_BASE + pc->t[pc->sent]) {
 		/* the side had not sent that many by now: try again then */
 		free(b);
@@ -496,6 +518,9 @@ static int pace_add(struct rlink *l, const struct droce_pkt *p, uint64_t t, size
 		l->npace++;
 	}
 	l->pace[i].t[l->pace[i].n++] = t;
+	uint64_t k = (uint64_t)p->h.bth.psn + 1;
+	if (l->pace_by_psn && !hget(&l->pace[i].first, k) && hput(&l->pace[i].first, k, (size_t)t))
+		return -1;
 	return 0;
 }
 
@@ -510,6 +535,7 @@ static int load_feed(struct runner *r, const struct droce_rp_capture *cap)
 	l->own_t = calloc(cap->n + 1, sizeof(*l->own_t));
 	if (!l->own_t)
 		return -1;
+	l->pace_by_psn = s->by_psn;
 	for (size_t i = 0; i < cap->n; i++) {
 		struct droce_pkt p;
 		enum droce_parse_result pr;
@@ -836,8 +862,11 @@ out:
 		free(r->link.feed[i].data);
 	free(r->link.feed);
 	free(r->link.own_t);
-	for (unsigned i = 0; i < r->link.npace; i++)
+	for (unsigned i = 0; i < r->link.npace; i++) {
 		free(r->link.pace[i].t);
+		hfree(&r->link.pace[i].first);
+		hfree(&r->link.pace[i].out);
+	}
 	for (size_t i = 0; i < r->link.nsent; i++)
 		free(r->link.sent[i].data);
 	free(r->link.sent);

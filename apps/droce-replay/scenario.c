@@ -979,6 +979,12 @@ static int parse_line(struct pctx *c, char *line)
 	}
 	if (!strcmp(d, "check"))
 		return line_check(c, tok, ntok);
+	if (!strcmp(d, "compare")) {
+		if (ntok != 2 || strcmp(tok[1], "by-psn"))
+			return fail(c, "compare: only 'compare by-psn' is known");
+		s->by_psn = true;
+		return 0;
+	}
 	if (!strcmp(d, "pace")) {
 		if (ntok != 2 || strcmp(tok[1], "requests"))
 			return fail(c, "pace: only 'pace requests' is known");

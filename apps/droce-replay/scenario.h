@@ -183,6 +183,7 @@ struct droce_rp_scenario {
 	unsigned ngaps;
 	bool allow_ack_coalescing;
 	bool allow_send_ahead;   /**< first copies of requests may go out earlier (compare.h) */
+	bool by_psn;             /**< "compare by-psn": a lossy link's conversation, compared per PSN (compare_psn.c) */
 	bool pace_requests;      /**< "pace requests": droce's k-th request to a QP no earlier than the side's */
 	unsigned checks;         /**< DROCE_RP_CHECK_* */
 	struct droce_rp_lost *lost;

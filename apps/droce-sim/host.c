@@ -138,7 +138,7 @@ int hosts_create(struct sim *s)
 		if (!h->ctx)
 			return -errno;
 		/* Drained after every poll, which completes at most 2 bursts of
-		 * ACKs, each covering at most ACK_COALESCE WRs: 16 K is ample (an
+		 * ACKs, each covering at most one receive burst of WRs: 16 K is ample (an
 		 * overflow would show as wc_errors, never silently). */
 		h->scq = droce_create_cq(h->ctx, 16384);
 		h->rcq = droce_create_cq(h->ctx, 16384);

@@ -36,8 +36,6 @@
 #define DROCE_DEFAULT_RNR_RETRY 7u      /* 7 = retry forever (IBTA 9.7.5.2.8) */
 #define DROCE_DEFAULT_MIN_RNR_TIMER 12u /* encoded, table 45: 0.64 ms */
 #define DROCE_DEFAULT_MAX_RD_ATOMIC 16u
-/** Responder coalesces ACKs: at most this many packets acknowledged by one ACK. */
-#define DROCE_DEFAULT_ACK_COALESCE 16u
 /** Default RoCEv2 DSCP and IP TTL. */
 #define DROCE_DEFAULT_DSCP 26u
 #define DROCE_DEFAULT_TTL 64u

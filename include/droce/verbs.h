@@ -93,6 +93,31 @@ enum droce_wc_status {
 	DROCE_WC_GENERAL_ERR = 21,
 };
 
+/**
+ * The sender's address of a UD receive, from the GRH area at the front of
+ * its buffer (DROCE_WC_GRH): RoCEv2 over IPv4 has 20 zero bytes and then the
+ * IPv4 header (source at byte 32), IPv6 (or a RoCEv1 GRH) the IPv6 header
+ * (source at byte 8). @p ip gets it (IPv4: the first 4 bytes, the rest 0).
+ * @return 4 or 6, or 0 when the 40 bytes are neither (@p ip untouched).
+ */
+static inline int droce_grh_src_ip(const uint8_t grh[40], uint8_t ip[16])
+{
+	unsigned zero = 0;
+	for (unsigned i = 0; i < 20; i++)
+		zero |= grh[i];
+	if (!zero && (grh[20] >> 4) == 4) {
+		for (unsigned i = 0; i < 16; i++)
+			ip[i] = i < 4 ? grh[32 + i] : 0;
+		return 4;
+	}
+	if ((grh[0] >> 4) == 6) {
+		for (unsigned i = 0; i < 16; i++)
+			ip[i] = grh[8 + i];
+		return 6;
+	}
+	return 0;
+}
+
 /** Human-readable status, like ibv_wc_status_str(). Never NULL. */
 const char *droce_wc_status_str(enum droce_wc_status status);
 

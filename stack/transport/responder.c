@@ -72,7 +72,6 @@ void droce_resp_reset(struct droce_qp *qp)
 	t->resp_err = false;
 	t->ack_pending = false;
 	t->pend_ack_psn = 0;
-	t->unacked = 0;
 	t->nak_pending = false;
 	t->nak_syndrome = 0;
 	t->nak_psn = t->nak_msn = 0;
@@ -98,31 +97,19 @@ static void res_ring_fit(struct droce_qp *qp)
 
 /* ------------------------------------------------------------ output -- */
 
-static struct droce_resp_job *job_push(struct droce_qp *qp);
-
-/* The ACK slot is sent at the end of the burst; after
- * DROCE_DEFAULT_ACK_COALESCE packets it is pushed into the response queue
- * instead (in order behind any READ responses), so one ACK never covers
- * more than that many packets. */
+/* One ACK acknowledges every earlier PSN (9.7.5.1.1), so the responder
+ * keeps a single ACK slot, for the newest PSN executed (or a duplicate's
+ * re-ACK), and sends it once per QP turn, after the poll's whole receive
+ * burst: one ACK per burst however many packets asked, every AckReq
+ * answered in the poll that received it. droce_resp_tx() sends it behind
+ * any READ responses (PSN order). A packet without AckReq is acknowledged
+ * too (at the end of its burst): the requester's window may close between
+ * its AckReqs, and it sends nothing more until an ACK comes. */
 static void queue_ack(struct droce_qp *qp, uint32_t psn)
 {
-	qp->tp.unacked++;
 	if (!qp->tp.ack_pending || droce_psn_diff(psn, qp->tp.pend_ack_psn) >= 0) {
 		qp->tp.ack_pending = true;
 		qp->tp.pend_ack_psn = psn;
-	}
-	/* Coalescing-bound ACKs never take the room READ/atomic jobs need. */
-	if (qp->tp.unacked >= DROCE_DEFAULT_ACK_COALESCE &&
-	    qp->tp.job_tail - qp->tp.job_head < DROCE_RESP_JOBS - DROCE_QP_MAX_RD_ATOMIC - 1) {
-		struct droce_resp_job *j = job_push(qp);
-		if (j) {
-			j->type = DROCE_RES_ACK;
-			j->dup = true; /* not a READ/atomic: not counted against max_dest_rd_atomic */
-			j->psn = j->last_psn = qp->tp.pend_ack_psn;
-			j->msn = qp->tp.msn;
-			qp->tp.ack_pending = false;
-			qp->tp.unacked = 0;
-		}
 	}
 	droce_tp_kick(qp);
 }
@@ -158,7 +145,6 @@ static struct droce_resp_job *job_push(struct droce_qp *qp)
 static void drop_plain_ack(struct droce_qp *qp)
 {
 	qp->tp.ack_pending = false;
-	qp->tp.unacked = 0;
 }
 
 static void recv_wc(struct droce_qp *qp, const struct droce_rwqe *r, enum droce_wc_status st,
@@ -671,15 +657,6 @@ static int send_job_pkt(struct droce_qp *qp, struct droce_resp_job *j, uint64_t 
 	h.bth.psn = j->psn;
 	h.ext.aeth.syndrome = DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID;
 	h.ext.aeth.msn = j->msn;
-	if (j->type == DROCE_RES_ACK) {
-		h.bth.opcode = DROCE_OP_RC_ACKNOWLEDGE;
-		h.payload_len = 0;
-		*done = true;
-		int rc = droce_tp_xmit(qp, &h, NULL, 0, now);
-		if (rc == 0)
-			qp->stats.acks_sent++;
-		return rc;
-	}
 	if (j->type == DROCE_RES_ATOMIC) {
 		h.bth.opcode = DROCE_OP_RC_ATOMIC_ACKNOWLEDGE;
 		h.ext.atomic_ack = j->orig;
@@ -772,7 +749,6 @@ enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned q
 		if (send_aeth(qp, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, qp->tp.pend_ack_psn, qp->tp.msn, now))
 			return DROCE_TX_BUSY;
 		qp->tp.ack_pending = false;
-		qp->tp.unacked = 0;
 		(*sent)++;
 	}
 	if (qp->tp.nak_pending) {
@@ -793,7 +769,6 @@ enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned q
 		if (send_aeth(qp, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, qp->tp.pend_ack_psn, qp->tp.msn, now))
 			return DROCE_TX_BUSY;
 		qp->tp.ack_pending = false;
-		qp->tp.unacked = 0;
 		(*sent)++;
 	}
 	return DROCE_TX_IDLE;

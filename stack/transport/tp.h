@@ -34,7 +34,7 @@
 
 struct droce_qp;
 
-enum droce_res_type { DROCE_RES_NONE, DROCE_RES_READ, DROCE_RES_ATOMIC, DROCE_RES_ACK };
+enum droce_res_type { DROCE_RES_NONE, DROCE_RES_READ, DROCE_RES_ATOMIC };
 
 /** Responder memory of a READ/atomic request (duplicate detection, replay). */
 struct droce_rd_res {
@@ -107,9 +107,8 @@ struct droce_tp {
 	uint32_t wr_left, wr_len;
 	bool nak_gap;                 /* a NAK (seq or RNR) was sent for the current gap */
 	bool resp_err;                /* a fatal NAK is pending: then ERR */
-	bool ack_pending;             /* coalesced ACK for pend_ack_psn */
+	bool ack_pending;             /* one coalesced ACK owed, for pend_ack_psn (9.7.5.1.1) */
 	uint32_t pend_ack_psn;
-	uint32_t unacked;             /* packets the pending ACK covers */
 	bool nak_pending;             /* NAK (sequence, RNR or fatal) for nak_psn */
 	uint8_t nak_syndrome;
 	uint32_t nak_psn;

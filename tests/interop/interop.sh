@@ -93,7 +93,13 @@ run_case() { # ROLE(droce-server|droce-client) SIZE
   tag=$test-$size-$role
   cap=$work/$tag.pcap
   port=$((port + 1))
-  common="$test -s $size -n $n --check --timeout 10 -p $port"
+  # -u 17: both sides' IBTA local ACK timeout at 4.096 us * 2^17 = 537 ms
+  # instead of perftest's 67 ms. The guest runs under TCG, and when the host
+  # is busy it stalls for 0.3-0.9 s: a CI run saw rxe silent for 0.53 s and
+  # droce's requester spend its seven retries on 67 ms timeouts in a row
+  # (RETRY_EXC_ERR, send_bw 64K with loss). Seven retries of 537 ms ride out
+  # such a stall; a lost tail packet then costs 0.5 s, not 67 ms.
+  common="$test -s $size -n $n --check --timeout 10 -u 17 -p $port"
   case $test in *_bw) common="$common -t 16" ;; esac
   # With loss, droce's window is capped at 128 packets: behind emulated
   # links a burst of its default 512 unacknowledged packets takes longer

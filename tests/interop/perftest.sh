@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Interop (issue 10 item 3, last part): Debian's perftest and ibv_rc_pingpong,
+# Interop (issue 10 item 3, last part): Debian's perftest, ibv_rc_pingpong and
+# ibv_ud_pingpong (issue 13: UD QPs and address handles against rxe's),
 # unmodified, on both ends: on the host over droce (the project's libibverbs
 # drop-in, scripts/droce-run, af_packet on the harness's veth), in the guest
 # over rxe. Each tool runs with droce as server and as client. The capture of
@@ -24,7 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 143' TERM INT
-for t in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_atomic_lat ibv_rc_pingpong; do
+for t in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_atomic_lat ibv_rc_pingpong ibv_ud_pingpong; do
   command -v $t >/dev/null || { echo "SKIP: $t not installed (perftest, ibverbs-utils)"; exit 77; }
 done
 [ -x "$run" ] || { echo "SKIP: no $run (the libibverbs drop-in)"; exit 77; }
@@ -49,7 +50,7 @@ one() {
     for _ in $(seq 100); do grep -q "listening on" "$work/$tag.tcpdump" && break; sleep 0.05; done
     local dr="ip netns exec $NS timeout 90 $run --port iface:$DROCE_IF --ip $DROCE_IP"
     local dgid=0 rgid=1
-    [ "$tool" = ibv_rc_pingpong ] && { dgid="-g 0"; rgid="-g 1"; } || { dgid="-x 0"; rgid="-x 1"; }
+    case $tool in ibv_*) dgid="-g 0"; rgid="-g 1" ;; *) dgid="-x 0"; rgid="-x 1" ;; esac
     if [ $role = droce-server ]; then
       $dr $tool -d droce0 $dgid $args $p >"$work/$tag.droce.out" 2>&1 &
       local dpid=$!
@@ -85,12 +86,12 @@ one() {
       echo "--- rxe:"; tail -12 "$work/$tag.rxe.out"
       fails=$((fails + 1))
     else
-      echo "ok   $tag: $frames RoCE frames, ICRCs valid; $(grep -E '^ *[0-9]+ +[0-9]+ ' "$work/$tag.droce.out" | tail -1 | tr -s ' ')"
+      echo "ok   $tag: $frames RoCE frames, ICRCs valid; $(grep -E '^ *[0-9]+ +[0-9]+ |iters in' "$work/$tag.droce.out" | tail -1 | tr -s ' ')"
     fi
   done
 }
 
-for t in ${PERFTEST_TOOLS:-ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_atomic_lat ibv_rc_pingpong}; do
+for t in ${PERFTEST_TOOLS:-ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_atomic_lat ibv_rc_pingpong ibv_ud_pingpong}; do
   case $t in
     ib_write_lat) one $t "-s 8 -n 100" ;;
     # -o 16: perftest sets each side's max_rd_atomic to the number of
@@ -98,6 +99,9 @@ for t in ${PERFTEST_TOOLS:-ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_ato
     # refuses more than its device allows: RTS fails without it.
     ib_atomic_lat) one $t "-n 100 -o 16" ;;
     ib_read_bw) one $t "-s 4096 -n 100 -o 16" ;;
+    # UD (issue 13): one packet per message, at most the port MTU (1024 on
+    # the veth both sides use).
+    ibv_ud_pingpong) one $t "-s 1024 -n 100" ;;
     *) one $t "-s 4096 -n 100" ;;
   esac
 done

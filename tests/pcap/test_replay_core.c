@@ -701,6 +701,9 @@ struct mframe {
 	const char *payload;
 };
 
+/* AETH syndromes of the next derive_text_of()'s frames (all 0, ACK, by default). */
+static uint8_t g_mf_syn[16];
+
 /* Derive from frames @p mf; the scenario goes to @p text (NULL: discarded). */
 static int derive_text_of(const struct mframe *mf, unsigned n, char *err, size_t errlen, char *text,
 			  size_t textlen)
@@ -723,6 +726,7 @@ static int derive_text_of(const struct mframe *mf, unsigned n, char *err, size_t
 		h.ext.reth.rkey = 0x99;
 		h.ext.reth.dma_len = 4;
 		h.ext.aeth.msn = 1;
+		h.ext.aeth.syndrome = g_mf_syn[i];
 		h.payload_len = mf[i].payload ? 4 : 0;
 		f[i] = (struct droce_rp_frame){ .num = i + 1, .t_ns = i * 1000, .data = buf[i] };
 		f[i].len = f[i].orig_len = (uint32_t)droce_build_frame(buf[i], 256, &h, mf[i].payload);
@@ -808,6 +812,58 @@ static void test_derive_off_wire(void **state)
 	assert_int_equal(derive_frames(passed, 5, err, sizeof(err)), 0);
 }
 
+/*
+ * The first packet of a conversation lost before the capture point: the
+ * first request seen is its successor, the lost one shows up only in the
+ * go-back-N resend after the responder's sequence NAK. The sequence starts
+ * at the resent PSN, on both sides: as responder droce expects it first
+ * (before: rq-psn 2, and droce NAKed the resend of 1 as a duplicate), as
+ * requester droce sends it first and builds it from the resend.
+ */
+static void test_derive_starts_early(void **state)
+{
+	(void)state;
+	char err[512] = "", text[8192];
+	const uint8_t nak = DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR;
+	const struct mframe resp[] = {
+		{ DROCE_OP_RC_RDMA_WRITE_ONLY, false, 2, "ijkl" },
+		{ DROCE_OP_RC_ACKNOWLEDGE, true, 1, NULL },
+		{ DROCE_OP_RC_RDMA_WRITE_ONLY, false, 1, "efgh" },
+		{ DROCE_OP_RC_RDMA_WRITE_ONLY, false, 2, "ijkl" },
+		{ DROCE_OP_RC_ACKNOWLEDGE, true, 2, NULL },
+	};
+	memset(g_mf_syn, 0, sizeof(g_mf_syn));
+	g_mf_syn[1] = nak;
+	assert_int_equal(derive_text_of(resp, 5, err, sizeof(err), text, sizeof(text)), 0);
+	if (getenv("RP_SHOW"))
+		fputs(text, stderr);
+	assert_non_null(strstr(text, " rq-psn=1 "));
+	/* the side's NAK names the PSN it expected, though no copy was captured */
+	const struct mframe resp_nak[] = {
+		{ DROCE_OP_RC_RDMA_WRITE_ONLY, false, 3, "ijkl" },
+		{ DROCE_OP_RC_ACKNOWLEDGE, true, 1, NULL },
+		{ DROCE_OP_RC_ACKNOWLEDGE, true, 3, NULL },
+	};
+	assert_int_equal(derive_text_of(resp_nak, 3, err, sizeof(err), text, sizeof(text)), 0);
+	assert_non_null(strstr(text, " rq-psn=1 "));
+	const struct mframe req[] = {
+		{ DROCE_OP_RC_RDMA_WRITE_ONLY, true, 6, "ijkl" },
+		{ DROCE_OP_RC_ACKNOWLEDGE, false, 5, NULL },
+		{ DROCE_OP_RC_RDMA_WRITE_ONLY, true, 5, "efgh" },
+		{ DROCE_OP_RC_RDMA_WRITE_ONLY, true, 6, "ijkl" },
+		{ DROCE_OP_RC_ACKNOWLEDGE, false, 6, NULL },
+	};
+	g_mf_syn[1] = nak;
+	assert_int_equal(derive_text_of(req, 5, err, sizeof(err), text, sizeof(text)), 0);
+	if (getenv("RP_SHOW"))
+		fputs(text, stderr);
+	assert_non_null(strstr(text, " sq-psn=5 "));
+	assert_non_null(strstr(text, "fill src 0 hex:65666768"));
+	assert_non_null(strstr(text, "fill src 64 hex:696a6b6c"));
+	assert_non_null(strstr(text, "expect-wc qp0 send wr=2"));
+	memset(g_mf_syn, 0, sizeof(g_mf_syn));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -829,6 +885,7 @@ int main(void)
 		cmocka_unit_test(test_derive_refuses_unsupported),
 		cmocka_unit_test(test_derive_off_wire),
 		cmocka_unit_test(test_derive_lossy),
+		cmocka_unit_test(test_derive_starts_early),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

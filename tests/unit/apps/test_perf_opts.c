@@ -41,6 +41,7 @@ static void test_server_defaults(void **state)
 	assert_int_equal(o.iters, 5000);
 	assert_int_equal(o.qps, 1);
 	assert_int_equal(o.mtu, 4096);
+	assert_int_equal(o.qp_timeout, 14); /* perftest's default: 67 ms */
 	assert_false(o.check);
 }
 
@@ -50,7 +51,7 @@ static void test_client_options_anywhere(void **state)
 	char err[128];
 	const char *a[] = {"-s", "4K", "send_bw", "--check", "10.0.0.1", "-q", "4",
 			   "--report_gbits", "--json", "/tmp/x.json", "-m", "1024",
-			   "--cc", "dcqcn", "--window", "64", NULL};
+			   "--cc", "dcqcn", "--window", "64", "-u", "17", NULL};
 	assert_int_equal(parse(&o, err, a), 0);
 	assert_int_equal(o.test, PERF_SEND_BW);
 	assert_string_equal(o.server, "10.0.0.1");
@@ -63,6 +64,7 @@ static void test_client_options_anywhere(void **state)
 	assert_string_equal(o.json, "/tmp/x.json");
 	assert_string_equal(o.cc, "dcqcn");
 	assert_int_equal(o.window, 64);
+	assert_int_equal(o.qp_timeout, 17);
 }
 
 static void test_cm_option(void **state)
@@ -107,6 +109,8 @@ static void test_bad_command_lines(void **state)
 		{"write_lat", "-q", "2", NULL},
 		{"write_bw", "--window", "0", NULL},
 		{"write_bw", "--timeout-mode", "rfc", NULL},
+		{"write_bw", "-u", "0", NULL},  /* 0 = no timeout: a lost tail would hang */
+		{"write_bw", "--qp-timeout", "32", NULL},
 	};
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = 0;

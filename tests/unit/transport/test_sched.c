@@ -211,7 +211,7 @@ static void test_err_resets_like_reset(void **state)
 	/* responder */
 	assert_int_equal(qb->tp.in_msg, 0);
 	assert_int_equal(qb->tp.recv_off, 0);
-	assert_int_equal(qb->tp.unacked, 0);
+	assert_false(qb->tp.ack_pending);
 	assert_false(qb->tp.nak_gap);
 	/* requester */
 	assert_int_equal(qa->tp.cur_pkt, 0);

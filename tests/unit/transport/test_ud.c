@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "cm/mad.h"
 #include "pair.h"
 #include "wire/bytes.h"
 #include "wire/opcode.h"
@@ -216,6 +217,10 @@ static void send_recv(struct fx *f)
 			assert_int_equal(check_pattern(b + GRH, len, i), -1);
 		assert_int_equal(b[GRH + len], 0x71); /* nothing written past the datagram */
 		check_grh(p, b, SIDE_A, len, i == 4);
+		uint8_t from[16], want[16];
+		pair_side_ip(p->ip_version, SIDE_A, want);
+		assert_int_equal(droce_grh_src_ip(b, from), p->ip_version);
+		assert_memory_equal(from, want, p->ip_version == 4 ? 4 : 16);
 	}
 	assert_false(wc[0].wc_flags & DROCE_WC_WITH_IMM);
 	assert_true(wc[4].wc_flags & DROCE_WC_WITH_IMM);
@@ -362,10 +367,15 @@ static void test_gsi(void **state)
 	rw.num_sge = 1;
 	struct droce_recv_wr *rbad;
 	assert_int_equal(droce_post_recv(g[SIDE_B], &rw, &rbad), 0);
-	/* A 256-byte MAD from A's GSI QP, Q_Key "the QP's" (high bit). */
+	/* A CM RTU MAD (256 bytes) from A's GSI QP, Q_Key "the QP's" (high bit). */
 	struct droce_sge ss = {.addr = (uintptr_t)f->u.buf[SIDE_A] + 4096, .length = 256,
 			       .lkey = f->u.mr[SIDE_A]->lkey};
-	fill_pattern(f->u.buf[SIDE_A] + 4096, 256, 42);
+	struct droce_cm_msg m;
+	memset(&m, 0, sizeof(m));
+	droce_mad_hdr_init(&m.hdr, DROCE_CM_ATTR_RTU, 0x1234567800000042ull);
+	m.u.rtu.local_comm_id = 0x11223344;
+	m.u.rtu.remote_comm_id = 0x55667788;
+	assert_int_equal(droce_mad_encode(f->u.buf[SIDE_A] + 4096, 256, &m), 256);
 	struct droce_send_wr sw, *sbad;
 	memset(&sw, 0, sizeof(sw));
 	sw.wr_id = 5;
@@ -385,7 +395,7 @@ static void test_gsi(void **state)
 	assert_int_equal(wc[0].qp_num, 1);
 	assert_int_equal(wc[0].src_qp, 1);
 	assert_int_equal(wc[0].byte_len, GRH + 256);
-	assert_int_equal(check_pattern(f->u.buf[SIDE_B] + GRH, 256, 42), -1);
+	assert_memory_equal(f->u.buf[SIDE_B] + GRH, f->u.buf[SIDE_A] + 4096, 256);
 	assert_int_equal(p->rec[0].dqpn, 1);
 	assert_int_equal(p->rec[0].sqpn, 1);
 	assert_int_equal(p->rec[0].qkey, DROCE_GSI_QKEY);
@@ -570,6 +580,12 @@ static void test_api_errors(void **state)
 	assert_int_equal(droce_query_qp(c.qp[SIDE_A], &a, 0), 0);
 	assert_int_equal(a.qp_type, DROCE_QPT_RC);
 
+	/* a GRH area that is neither RoCEv2 IPv4 nor IPv6 */
+	uint8_t junk[40] = {1}, ip[16] = {0xEE};
+	junk[20] = 0x45;
+	assert_int_equal(droce_grh_src_ip(junk, ip), 0);
+	assert_int_equal(ip[0], 0xEE);
+
 	/* post_send: UD takes SEND/SEND_WITH_IMM with an AH of its context */
 	struct droce_sge sge = {.addr = (uintptr_t)f->u.buf[SIDE_A], .length = 8,
 				.lkey = f->u.mr[SIDE_A]->lkey};
@@ -595,6 +611,164 @@ static void test_api_errors(void **state)
 	pair_run(p, 1000000);
 }
 
+/* A seeded storm of datagrams with a valid ICRC (any Q_Key, P_Key, QPN,
+ * length; RC/UC SENDs among them) at a UD QP and the GSI QP, receive WQEs
+ * of random sizes posted now and then. A model of the receive rules
+ * predicts each frame's fate: one completion exactly as predicted, or one
+ * count under the predicted drop reason; no byte past what a completion
+ * covers changes (GUIDE principle 5: bad input counted, never trusted). */
+static uint64_t rnd(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+#define SLOTS 8u
+#define SLOT 2048u
+
+struct rq_model {
+	uint32_t len[64];
+	unsigned slot[64];
+	unsigned head, tail;
+};
+
+static uint64_t drops_total(struct pair *p, int side)
+{
+	struct droce_ctx_stats st;
+	assert_int_equal(droce_ctx_get_stats(p->ctx[side], &st), 0);
+	uint64_t n = 0;
+	for (unsigned r = 0; r < DROCE_DROP_REASON_MAX; r++)
+		n += st.drop[r];
+	return n;
+}
+
+static void test_hostile_datagrams(void **state)
+{
+	struct fx *f = *state;
+	struct pair *p = &f->p;
+	uint64_t seed = 0x5EED0013u;
+	struct droce_qp_init_attr ia = {.send_cq = f->u.cq[SIDE_B], .recv_cq = f->u.cq[SIDE_B],
+					.qp_type = DROCE_QPT_GSI};
+	struct droce_qp *gsi = droce_create_qp(p->ctx[SIDE_B], &ia);
+	assert_non_null(gsi);
+	p->qps[p->nqps++] = gsi;
+	struct droce_qp_attr a = {.qp_state = DROCE_QPS_INIT};
+	assert_int_equal(droce_modify_qp(gsi, &a, DROCE_QP_STATE), 0);
+	a.qp_state = DROCE_QPS_RTR;
+	assert_int_equal(droce_modify_qp(gsi, &a, DROCE_QP_STATE), 0);
+	struct droce_qp *qp[2] = {f->u.qp[SIDE_B], gsi};
+	const uint32_t qkey[2] = {QKEY_B, DROCE_GSI_QKEY};
+	struct rq_model rq[2];
+	memset(rq, 0, sizeof(rq));
+	uint8_t *buf = f->u.buf[SIDE_B];
+	memset(buf, 0xCC, BUF);
+	unsigned next_slot = 0, outcomes[8] = {0};
+	static const char *const reasons[] = {"UNKNOWN_QPN", "NOT_UD", "BAD_PKEY", "BAD_QKEY",
+					      "UD_NO_RWQE", "UD_TOO_LONG"};
+	unsigned by_reason[6] = {0};
+	static uint8_t pl[SLOT + 64];
+	for (unsigned i = 0; i < sizeof(pl); i++)
+		pl[i] = (uint8_t)(i * 7 + 1);
+
+	for (unsigned n = 0; n < 3000; n++) {
+		/* now and then a receive WQE of a random size in a free slot */
+		int q = (int)(rnd(&seed) % 2);
+		unsigned posted = (rq[0].tail - rq[0].head) + (rq[1].tail - rq[1].head);
+		if (posted < SLOTS && rnd(&seed) % 4 != 0) {
+			unsigned sl = next_slot++ % SLOTS;
+			for (int k = 0; k < 2; k++) /* a slot still posted is skipped */
+				for (unsigned j = rq[k].head; j != rq[k].tail; j++)
+					if (rq[k].slot[j % 64] == sl)
+						sl = SLOTS;
+			if (sl < SLOTS) {
+				uint32_t len = rnd(&seed) % 4 ? SLOT : (uint32_t)(rnd(&seed) % SLOT) + 1;
+				memset(buf + sl * SLOT, 0xCC, SLOT);
+				assert_int_equal(post_recv_buf(qp[q], 100 + sl, f->u.mr[SIDE_B], sl * SLOT, len), 0);
+				rq[q].len[rq[q].tail % 64] = len;
+				rq[q].slot[rq[q].tail % 64] = sl;
+				rq[q].tail++;
+			}
+		}
+		/* the datagram */
+		uint64_t r = rnd(&seed);
+		int target = (int)(r % 8); /* 0-4: UD QP, 5-6: GSI, 7: nobody */
+		uint32_t dqpn = target < 5 ? droce_qp_num(qp[0]) : target < 7 ? 1u : 0x777u;
+		int t = target < 5 ? 0 : 1;
+		uint8_t op = (r >> 8) % 10 == 0 ? DROCE_OP_RC_SEND_ONLY
+			     : (r >> 8) % 10 == 1 ? DROCE_OP_UC_SEND_ONLY
+			     : (r >> 8) % 10 < 5 ? DROCE_OP_UD_SEND_ONLY_WITH_IMMEDIATE : DROCE_OP_UD_SEND_ONLY;
+		struct droce_hdrs h;
+		pair_hdrs(p, SIDE_A, &h, op, dqpn, (uint32_t)(r >> 16));
+		h.bth.ack_req = false;
+		h.bth.pkey = (r >> 40) % 8 == 0 ? (uint16_t)(r >> 44) : DROCE_DEFAULT_PKEY;
+		bool qkey_ok = (r >> 48) % 4 != 0;
+		h.ext.deth.qkey = qkey_ok ? qkey[t] : (uint32_t)rnd(&seed);
+		qkey_ok = h.ext.deth.qkey == qkey[t];
+		h.ext.deth.sqpn = (uint32_t)(r >> 20) & 0xFFFFFFu;
+		h.ext.imm = (uint32_t)(r >> 13);
+		h.payload_len = (uint32_t)(rnd(&seed) % (rnd(&seed) % 2 ? 256 : SLOT + 1));
+		/* the model */
+		const char *want = NULL;
+		bool pkey_ok = (h.bth.pkey & 0x7FFFu) == 0x7FFFu;
+		if (target == 7)
+			want = "UNKNOWN_QPN";
+		else if (droce_opcode_service(op) != DROCE_SVC_UD)
+			want = "NOT_UD";
+		else if (!pkey_ok)
+			want = "BAD_PKEY";
+		else if (!qkey_ok)
+			want = "BAD_QKEY";
+		else if (rq[t].head == rq[t].tail)
+			want = "UD_NO_RWQE";
+		else if (GRH + h.payload_len > rq[t].len[rq[t].head % 64])
+			want = "UD_TOO_LONG";
+		uint64_t before = want ? ctx_drops(p, SIDE_B, want) : 0, all = drops_total(p, SIDE_B);
+		assert_int_equal(pair_inject(p, SIDE_A, &h, pl), 0);
+		pair_run(p, 1000000);
+		struct droce_wc wc[2];
+		int got = cq_drain(f->u.cq[SIDE_B], wc, 2);
+		if (want) {
+			outcomes[0]++;
+			for (unsigned k = 0; k < 6; k++)
+				by_reason[k] += strcmp(want, reasons[k]) == 0;
+			assert_int_equal(got, 0);
+			assert_int_equal(ctx_drops(p, SIDE_B, want), before + 1);
+			assert_int_equal(drops_total(p, SIDE_B), all + 1);
+			continue;
+		}
+		outcomes[1 + t]++;
+		assert_int_equal(got, 1);
+		assert_int_equal(drops_total(p, SIDE_B), all);
+		unsigned sl = rq[t].slot[rq[t].head % 64];
+		rq[t].head++;
+		assert_int_equal(wc[0].status, DROCE_WC_SUCCESS);
+		assert_int_equal(wc[0].wr_id, 100 + sl);
+		assert_int_equal(wc[0].qp_num, droce_qp_num(qp[t]));
+		assert_int_equal(wc[0].src_qp, h.ext.deth.sqpn);
+		assert_int_equal(wc[0].byte_len, GRH + h.payload_len);
+		bool imm = op == DROCE_OP_UD_SEND_ONLY_WITH_IMMEDIATE;
+		assert_int_equal(!!(wc[0].wc_flags & DROCE_WC_WITH_IMM), imm);
+		const uint8_t *b = buf + sl * SLOT;
+		check_grh(p, b, SIDE_A, h.payload_len, imm);
+		assert_memory_equal(b + GRH, pl, h.payload_len);
+		for (unsigned k = GRH + h.payload_len; k < SLOT; k++)
+			if (b[k] != 0xCC)
+				fail_msg("frame %u: byte %u of slot %u written past the datagram", n, k, sl);
+	}
+	printf("hostile datagrams: %u dropped as predicted, %u to the UD QP, %u to the GSI QP\n",
+	       outcomes[0], outcomes[1], outcomes[2]);
+	assert_true(outcomes[0] > 500 && outcomes[1] > 100 && outcomes[2] > 100);
+	for (unsigned k = 0; k < 6; k++) {
+		printf("  %-12s %u\n", reasons[k], by_reason[k]);
+		assert_true(by_reason[k] >= 20); /* every rule was exercised */
+	}
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(qp_state(qp[k]), k ? DROCE_QPS_RTR : DROCE_QPS_RTS);
+	assert_int_equal(f->u.buf[SIDE_B][BUF], 0x71); /* the guard past the MR */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -607,6 +781,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refused, setup4, teardown),
 		cmocka_unit_test_setup_teardown(test_send_error_sqe, setup4, teardown),
 		cmocka_unit_test_setup_teardown(test_api_errors, setup4, teardown),
+		cmocka_unit_test_setup_teardown(test_hostile_datagrams, setup4, teardown),
 	};
 	return droce_test_run(__FILE__, tests, sizeof(tests) / sizeof(tests[0]));
 }
