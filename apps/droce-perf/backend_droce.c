@@ -21,6 +21,7 @@
 #include "net/impair.h"
 #include "net/impair_link.h"
 #include "net/port.h"
+#include "perf_cm.h"
 
 struct droce_be {
 	struct droce_port *port;
@@ -250,6 +251,24 @@ static int d_connect_qp(struct perf *p, unsigned i, const struct droce_sc_info *
 	return r;
 }
 
+/* --cm's resolver: the port's ARP (IPv4; an IPv6 peer needs a neighbour
+ * table droce does not have). */
+static int d_resolve(void *arg, uint8_t ipv, const uint8_t ip[16], uint8_t mac[6], uint64_t now)
+{
+	struct perf *p = arg;
+	return ipv == 4 ? droce_port_resolve(be(p)->port, ip, mac, now) : -EAFNOSUPPORT;
+}
+
+static int d_cm_open(struct perf *p)
+{
+	return perf_cm_open(p, be(p)->ctx, d_resolve, p);
+}
+
+static int d_cm_connect(struct perf *p)
+{
+	return perf_cm_connect(p, be(p)->ctx, be(p)->qp);
+}
+
 static int d_post_send(struct perf *p, unsigned i, struct droce_send_wr *wr)
 {
 	struct droce_send_wr *bad;
@@ -383,6 +402,8 @@ const struct perf_backend perf_backend_droce = {
 	.open = d_open,
 	.create_qp = d_create_qp,
 	.connect_qp = d_connect_qp,
+	.cm_open = d_cm_open,
+	.cm_connect = d_cm_connect,
 	.post_send = d_post_send,
 	.post_recv = d_post_recv,
 	.poll = d_poll,

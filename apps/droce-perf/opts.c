@@ -51,6 +51,9 @@ void perf_usage(const char *prog)
 	       "      --timeout-mode ibta|adaptive  ACK timeout: the QP's IBTA timeout (default), or\n"
 	       "                          RFC 6298's from the measured RTT with it as ceiling\n"
 	       "      --window-tune       the window follows the measured bandwidth-delay product\n"
+	       "      --cm[=ADDR]         connect the QPs through the CM over QP1 (as rdma_cm) to the\n"
+	       "                          server's droce ADDR (default 198.18.0.1), CM port -p; the\n"
+	       "                          side channel only starts and ends the run\n"
 	       "      --backend droce|verbs  droce over a DPDK port (default), or any libibverbs\n"
 	       "                          device through rdma-core (rxe, ConnectX ...)\n"
 	       "      --ib-dev NAME       verbs device (default: the first one)\n"
@@ -95,7 +98,7 @@ static int parse_test(const char *s, enum perf_test *t)
 int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsigned errlen)
 {
 	enum { O_GBITS = 256, O_JSON, O_CHECK, O_IMPAIR, O_IP, O_MEMIF, O_IFACE, O_CAPTURE, O_TIMEOUT, O_CC, O_WINDOW,
-	       O_BACKEND, O_IBDEV, O_GIDX, O_IBPORT, O_TMODE, O_WTUNE };
+	       O_BACKEND, O_IBDEV, O_GIDX, O_IBPORT, O_TMODE, O_WTUNE, O_CM };
 	static const struct option longopts[] = {
 		{"size", required_argument, 0, 's'},    {"all", no_argument, 0, 'a'},
 		{"iters", required_argument, 0, 'n'},   {"duration", required_argument, 0, 'D'},
@@ -111,6 +114,7 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 		{"backend", required_argument, 0, O_BACKEND}, {"ib-dev", required_argument, 0, O_IBDEV},
 		{"gid-index", required_argument, 0, O_GIDX}, {"ib-port", required_argument, 0, O_IBPORT},
 		{"timeout-mode", required_argument, 0, O_TMODE}, {"window-tune", no_argument, 0, O_WTUNE},
+		{"cm", optional_argument, 0, O_CM},
 		{0, 0, 0, 0},
 	};
 	bool size_set = false, iters_set = false;
@@ -194,6 +198,7 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 				FAIL("bad --timeout-mode '%s' (ibta or adaptive)", a);
 			break;
 		case O_WTUNE: o->window_tune = true; break;
+		case O_CM: o->cm = true; o->cm_peer = a; break;
 		case O_WINDOW:
 			if (parse_u64(a, 1, 1u << 20, &v)) FAIL("bad --window '%s' (1..1048576 packets)", a);
 			o->window = (uint32_t)v; break;
@@ -243,6 +248,10 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 		FAIL("--memif, --iface, --ip, --impair, --capture, --cc, --window, --timeout-mode and "
 		     "--window-tune are droce options; "
 		     "the verbs device has its own address and transport");
+	if (o->cm && o->backend != PERF_BACKEND_DROCE)
+		FAIL("--cm needs the droce backend (a verbs device connects through rdma_cm itself)");
+	if (o->cm_peer && !o->server)
+		FAIL("--cm=ADDR names the server's address: a client option");
 	if (o->backend == PERF_BACKEND_DROCE && (o->ib_dev || o->gid_index >= 0 || o->ib_port != 1))
 		FAIL("--ib-dev, --gid-index and --ib-port need --backend verbs");
 	return 0;

@@ -57,6 +57,8 @@ struct perf_opts {
 	const char *ib_dev;        /* --ib-dev: verbs device (default: the first) */
 	int gid_index;             /* --gid-index: -1 = the first IPv4-mapped RoCEv2 GID */
 	unsigned ib_port;          /* --ib-port: verbs port number (default 1) */
+	bool cm;                   /* --cm: connect the QPs through droce's CM over QP1 */
+	const char *cm_peer;       /* --cm=ADDR: the server's droce address (client) */
 };
 
 /** Is @p t a bandwidth test? */

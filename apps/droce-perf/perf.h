@@ -53,6 +53,12 @@ struct perf_backend {
 	/** QP @p i to RTR and RTS towards @p peer at @p mtu bytes, our first PSN @p psn. */
 	int (*connect_qp)(struct perf *p, unsigned i, const struct droce_sc_info *peer,
 			  uint32_t psn, uint32_t mtu);
+	/** --cm: start the CM (the server listens), before the side channel
+	 * connects. NULL: the backend has no CM. */
+	int (*cm_open)(struct perf *p);
+	/** --cm: connect (client) or accept (server) every QP through the CM:
+	 * fills qp[].remote, peer_qpn and p->mtu, QPs in RTS. */
+	int (*cm_connect)(struct perf *p);
 	/** @return 0, -ENOMEM when the send queue is full, another -errno. */
 	int (*post_send)(struct perf *p, unsigned i, struct droce_send_wr *wr);
 	int (*post_recv)(struct perf *p, unsigned i, struct droce_recv_wr *wr);

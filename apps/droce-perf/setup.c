@@ -86,6 +86,10 @@ static int connect_qps(struct perf *p, const struct perf_local *me_addr)
 	 * our MAC meanwhile must get its answer (issue 8 item 14). */
 	if (p->be->idle)
 		droce_sc_set_idle(&p->sc, p->be->idle, p);
+	/* --cm: the server listens on the CM before its client can know it is
+	 * up (the side channel's accept), so no REQ meets "no listener" */
+	if (p->o.cm && (r = p->be->cm_open(p)))
+		return r;
 	if (p->server) {
 		r = droce_sc_listen(&p->sc, NULL, p->o.port);
 		if (!r) {
@@ -101,6 +105,12 @@ static int connect_qps(struct perf *p, const struct perf_local *me_addr)
 	}
 	if (r) {
 		fprintf(stderr, "droce-perf: side channel: %s\n", p->sc.err);
+		return r;
+	}
+	if (p->o.cm) {
+		r = p->be->cm_connect(p);
+		if (r)
+			droce_sc_ready(&p->sc, -r);
 		return r;
 	}
 	uint32_t mtu = p->o.mtu;

@@ -28,7 +28,9 @@
  * id may name a new connection and the QP may be reset and connected again
  * (before it, droce_connect() with it is -EBUSY; a peer would answer a REQ
  * from the same QP with REJ 10 "stale connection"). The QP given to
- * droce_connect()/droce_accept() must live until that last event; the CM
+ * droce_connect()/droce_accept() must live until DISCONNECTED or, without
+ * one, the last event (the CM does not touch it after DISCONNECTED; it keeps
+ * only its address, to refuse it to droce_connect() during TIMEWAIT); the CM
  * moves it to ERR on REJECTED, DISCONNECTED, TIMEOUT, UNREACHABLE, ERROR.
  */
 #ifndef DROCE_CM_API_H
@@ -170,7 +172,8 @@ enum droce_conn_event_type {
 	DROCE_CONN_UNREACHABLE,  /**< the peer's MAC could not be resolved: status = -errno. Last. */
 	DROCE_CONN_ERROR,        /**< the QP refused its RTR/RTS attributes: status = -errno;
 				      the peer got a REJ. Last. */
-	DROCE_CONN_TIMEWAIT_EXIT, /**< after DISCONNECTED: the QP may be reused. Last. */
+	DROCE_CONN_TIMEWAIT_EXIT, /**< after DISCONNECTED: the QP may be reused. Last.
+				       (qp names it, but it may have been destroyed since) */
 };
 
 /** "REQUEST" etc.; never NULL. */
@@ -208,6 +211,8 @@ struct droce_cm_counters {
 	uint64_t resolve_failed;     /**< UNREACHABLE events */
 	uint64_t retransmits;        /**< REQ/REP/DREQ resent by the CM's timers */
 	unsigned conns;              /**< connection ids in use */
+	unsigned mads_pending;       /**< MADs queued and not yet handed to QP1: an application
+					  that stops after droce_reject() polls until this is 0 */
 };
 
 /** @return 0 or -EINVAL (no CM). */

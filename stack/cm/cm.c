@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * CM connection state machine (IBTA vol 1 12.9; docs/cm.md). One static
- * function per incoming message and per consumer call; each checks the
+ * CM connection state machine (IBTA vol 1 12.9; docs/cm.md): creation, the
+ * consumer calls, the output queue, the timers. One function per incoming
+ * message lives in cm_rx.c, one per consumer call here; each checks the
  * state it is valid in and returns what it did. The last MAD sent for a
  * connection is kept encoded: the retry timer resends it and a duplicate
  * of the peer's previous message is answered with it (12.9: a resent REQ
@@ -12,36 +13,8 @@
 #include <string.h>
 
 #include "cm/cm.h"
+#include "cm/cm_int.h"
 #include "wire/bytes.h"
-
-struct cm_id {
-	enum droce_cm_state state;
-	bool active;
-	uint16_t port;          /* listener: its port; connection: service port */
-	uint16_t src_port;
-	uint32_t lcid, rcid;    /* local / remote communication IDs */
-	uint64_t tid;
-	uint64_t remote_guid;
-	struct droce_cm_addr peer;
-	struct droce_cm_qp_attr local, remote;
-	uint8_t peer_timeout;   /* exponent: how long the peer may take to answer us */
-	uint8_t max_retries;
-	uint8_t retries;
-	uint64_t deadline;      /* 0: no timer */
-	uint16_t last_attr;     /* attribute of last_mad; 0 when none */
-	uint8_t last_mad[DROCE_MAD_LEN];
-};
-
-struct droce_cm {
-	struct droce_cm_params p;
-	struct cm_id *ids;
-	struct droce_cm_out *mq;
-	struct droce_cm_event *eq;
-	unsigned mq_head, mq_len, eq_head, eq_len;
-	uint64_t rng;
-	uint32_t tid_hi;
-	struct droce_cm_stats st;
-};
 
 static const char *const state_names[] = {
 #define X(n) #n,
@@ -81,12 +54,12 @@ static uint64_t rng_next(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-static bool addr_ok(const struct droce_cm_addr *a)
+bool droce_cm_addr_ok(const struct droce_cm_addr *a)
 {
 	return a->ip_version == 4 || a->ip_version == 6;
 }
 
-static bool addr_eq(const struct droce_cm_addr *a, const struct droce_cm_addr *b)
+bool droce_cm_addr_eq(const struct droce_cm_addr *a, const struct droce_cm_addr *b)
 {
 	return a->ip_version == b->ip_version &&
 	       memcmp(a->ip, b->ip, a->ip_version == 4 ? 4 : 16) == 0;
@@ -106,7 +79,7 @@ static void addr_to_gid(const struct droce_cm_addr *a, uint8_t gid[16])
 
 struct droce_cm *droce_cm_create(const struct droce_cm_params *in)
 {
-	if (!in || !addr_ok(&in->local) || in->max_cm_retries > 15 || in->response_timeout > 31 ||
+	if (!in || !droce_cm_addr_ok(&in->local) || in->max_cm_retries > 15 || in->response_timeout > 31 ||
 	    in->mra_service_timeout > 31 || in->target_ack_delay > 31) {
 		errno = EINVAL;
 		return NULL;
@@ -177,12 +150,12 @@ enum droce_cm_state droce_cm_id_state(const struct droce_cm *cm, int id)
 	return c ? c->state : DROCE_CM_IDLE;
 }
 
-static int id_index(const struct droce_cm *cm, const struct cm_id *c)
+int droce_cm_id_index(const struct droce_cm *cm, const struct cm_id *c)
 {
 	return (int)(c - cm->ids);
 }
 
-static struct cm_id *find_lcid(const struct droce_cm *cm, uint32_t lcid)
+struct cm_id *droce_cm_find_lcid(const struct droce_cm *cm, uint32_t lcid)
 {
 	for (unsigned i = 0; i < cm->p.max_ids; i++) {
 		struct cm_id *c = &cm->ids[i];
@@ -201,7 +174,7 @@ static bool lcid_taken(const struct droce_cm *cm, const struct cm_id *c)
 }
 
 /* A fresh slot with a communication ID unique among live ones and never 0. */
-static struct cm_id *alloc_id(struct droce_cm *cm, enum droce_cm_state st)
+struct cm_id *droce_cm_alloc_id(struct droce_cm *cm, enum droce_cm_state st)
 {
 	for (unsigned i = 0; i < cm->p.max_ids; i++) {
 		struct cm_id *c = &cm->ids[i];
@@ -217,7 +190,7 @@ static struct cm_id *alloc_id(struct droce_cm *cm, enum droce_cm_state st)
 	return NULL;
 }
 
-static void free_id(struct cm_id *c)
+void droce_cm_free_id(struct cm_id *c)
 {
 	c->state = DROCE_CM_IDLE;
 	c->deadline = 0;
@@ -225,7 +198,7 @@ static void free_id(struct cm_id *c)
 
 /* ---- output ---- */
 
-static void push_event(struct droce_cm *cm, const struct droce_cm_event *ev)
+void droce_cm_push_event(struct droce_cm *cm, const struct droce_cm_event *ev)
 {
 	if (cm->eq_len == cm->p.event_queue) {
 		cm->st.event_queue_full++;
@@ -234,12 +207,12 @@ static void push_event(struct droce_cm *cm, const struct droce_cm_event *ev)
 	cm->eq[(cm->eq_head + cm->eq_len++) % cm->p.event_queue] = *ev;
 }
 
-static void event_init(struct droce_cm_event *ev, enum droce_cm_event_type t, const struct droce_cm *cm,
-		       const struct cm_id *c)
+void droce_cm_event_init(struct droce_cm_event *ev, enum droce_cm_event_type t,
+			 const struct droce_cm *cm, const struct cm_id *c)
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->type = t;
-	ev->id = id_index(cm, c);
+	ev->id = droce_cm_id_index(cm, c);
 	ev->listen_id = -1;
 	ev->peer = c->peer;
 	ev->src_port = c->src_port;
@@ -248,16 +221,16 @@ static void event_init(struct droce_cm_event *ev, enum droce_cm_event_type t, co
 	ev->state = c->state;
 }
 
-static void event_simple(struct droce_cm *cm, const struct cm_id *c, enum droce_cm_event_type t,
+void droce_cm_event_simple(struct droce_cm *cm, const struct cm_id *c, enum droce_cm_event_type t,
 			 const uint8_t *pd, size_t pd_len)
 {
 	struct droce_cm_event ev;
-	event_init(&ev, t, cm, c);
+	droce_cm_event_init(&ev, t, cm, c);
 	if (pd) {
 		memcpy(ev.private_data, pd, pd_len);
 		ev.private_data_len = pd_len;
 	}
-	push_event(cm, &ev);
+	droce_cm_push_event(cm, &ev);
 }
 
 static void push_raw(struct droce_cm *cm, const struct droce_cm_addr *dst, const uint8_t *mad)
@@ -276,21 +249,21 @@ static void push_raw(struct droce_cm *cm, const struct droce_cm_addr *dst, const
 }
 
 /* Encode @p m, remember it as the connection's last MAD and queue it. */
-static void send_msg(struct droce_cm *cm, struct cm_id *c, const struct droce_cm_msg *m)
+void droce_cm_send_msg(struct droce_cm *cm, struct cm_id *c, const struct droce_cm_msg *m)
 {
 	droce_mad_encode(c->last_mad, sizeof(c->last_mad), m);
 	c->last_attr = m->hdr.attr_id;
 	push_raw(cm, &c->peer, c->last_mad);
 }
 
-static void resend_last(struct droce_cm *cm, struct cm_id *c)
+void droce_cm_resend_last(struct droce_cm *cm, struct cm_id *c)
 {
 	push_raw(cm, &c->peer, c->last_mad);
 }
 
 /* MRA for message @p mraed (REQ or REP) the consumer has not answered yet:
  * the peer waits our service timeout instead of resending (12.6.6). */
-static void send_mra(struct droce_cm *cm, struct cm_id *c, uint8_t mraed)
+void droce_cm_send_mra(struct droce_cm *cm, struct cm_id *c, uint8_t mraed)
 {
 	struct droce_cm_msg a;
 	memset(&a, 0, sizeof(a));
@@ -299,11 +272,11 @@ static void send_mra(struct droce_cm *cm, struct cm_id *c, uint8_t mraed)
 	a.u.mra.remote_comm_id = c->rcid;
 	a.u.mra.msg_mraed = mraed;
 	a.u.mra.service_timeout = cm->p.mra_service_timeout;
-	send_msg(cm, c, &a);
+	droce_cm_send_msg(cm, c, &a);
 }
 
 /* 12.9: wait for the peer's response timeout plus the round trip. */
-static void arm(struct droce_cm *cm, struct cm_id *c, uint64_t now, uint8_t timeout_exp)
+void droce_cm_arm(struct droce_cm *cm, struct cm_id *c, uint64_t now, uint8_t timeout_exp)
 {
 	c->deadline = now + droce_cm_timeout_ns(timeout_exp) + 2 * cm->p.packet_lifetime_ns;
 	if (c->deadline == 0)
@@ -335,11 +308,11 @@ static void send_rej(struct droce_cm *cm, struct cm_id *c, uint8_t msg, uint16_t
 		droce_put_be64(m.u.rej.ari, cm->p.ca_guid);
 	}
 	copy_pd(m.u.rej.private_data, sizeof(m.u.rej.private_data), pd, pd_len);
-	send_msg(cm, c, &m);
+	droce_cm_send_msg(cm, c, &m);
 }
 
 /* REJ of a REQ no connection was made for: local communication ID 0. */
-static void send_rej_unmatched(struct droce_cm *cm, const struct droce_cm_addr *src,
+void droce_cm_send_rej_unmatched(struct droce_cm *cm, const struct droce_cm_addr *src,
 			       const struct droce_cm_msg *req, uint16_t reason)
 {
 	struct droce_cm_msg m;
@@ -360,11 +333,11 @@ int droce_cm_listen(struct droce_cm *cm, uint16_t port)
 	for (unsigned i = 0; i < cm->p.max_ids; i++)
 		if (cm->ids[i].state == DROCE_CM_LISTEN && cm->ids[i].port == port)
 			return -EADDRINUSE;
-	struct cm_id *c = alloc_id(cm, DROCE_CM_LISTEN);
+	struct cm_id *c = droce_cm_alloc_id(cm, DROCE_CM_LISTEN);
 	if (!c)
 		return -ENOSPC;
 	c->port = port;
-	return id_index(cm, c);
+	return droce_cm_id_index(cm, c);
 }
 
 static bool qp_attr_ok(const struct droce_cm_qp_attr *q, bool req)
@@ -376,10 +349,10 @@ static bool qp_attr_ok(const struct droce_cm_qp_attr *q, bool req)
 
 int droce_cm_connect(struct droce_cm *cm, uint64_t now, const struct droce_cm_connect_param *cp)
 {
-	if (!cp || !addr_ok(&cp->dst) || cp->dst.ip_version != cm->p.local.ip_version ||
+	if (!cp || !droce_cm_addr_ok(&cp->dst) || cp->dst.ip_version != cm->p.local.ip_version ||
 	    cp->private_data_len > DROCE_CMA_REQ_USER_PD_LEN || !qp_attr_ok(&cp->qp, true))
 		return -EINVAL;
-	struct cm_id *c = alloc_id(cm, DROCE_CM_REQ_SENT);
+	struct cm_id *c = droce_cm_alloc_id(cm, DROCE_CM_REQ_SENT);
 	if (!c)
 		return -ENOSPC;
 	c->active = true;
@@ -427,9 +400,9 @@ int droce_cm_connect(struct droce_cm *cm, uint64_t now, const struct droce_cm_co
 	droce_cma_hdr_encode(r->private_data, &h);
 	if (cp->private_data_len)
 		memcpy(r->private_data + DROCE_CMA_HDR_LEN, cp->private_data, cp->private_data_len);
-	send_msg(cm, c, &m);
-	arm(cm, c, now, c->peer_timeout);
-	return id_index(cm, c);
+	droce_cm_send_msg(cm, c, &m);
+	droce_cm_arm(cm, c, now, c->peer_timeout);
+	return droce_cm_id_index(cm, c);
 }
 
 int droce_cm_accept(struct droce_cm *cm, uint64_t now, int id, const struct droce_cm_qp_attr *qp,
@@ -464,10 +437,10 @@ int droce_cm_accept(struct droce_cm *cm, uint64_t now, int id, const struct droc
 	r->srq = c->local.srq;
 	r->local_ca_guid = cm->p.ca_guid;
 	copy_pd(r->private_data, sizeof(r->private_data), pd, pd_len);
-	send_msg(cm, c, &m);
+	droce_cm_send_msg(cm, c, &m);
 	c->state = DROCE_CM_REP_SENT;
 	c->retries = 0;
-	arm(cm, c, now, c->peer_timeout);
+	droce_cm_arm(cm, c, now, c->peer_timeout);
 	return 0;
 }
 
@@ -484,7 +457,7 @@ int droce_cm_reject(struct droce_cm *cm, uint64_t now, int id, const void *pd, s
 	else
 		return -EBADFD;
 	send_rej(cm, c, msg, DROCE_CM_REJ_CONSUMER_DEFINED, pd, pd_len);
-	free_id(c);
+	droce_cm_free_id(c);
 	return 0;
 }
 
@@ -500,14 +473,14 @@ int droce_cm_establish(struct droce_cm *cm, uint64_t now, int id)
 	droce_mad_hdr_init(&m.hdr, DROCE_CM_ATTR_RTU, c->tid);
 	m.u.rtu.local_comm_id = c->lcid;
 	m.u.rtu.remote_comm_id = c->rcid;
-	send_msg(cm, c, &m);
+	droce_cm_send_msg(cm, c, &m);
 	c->state = DROCE_CM_ESTABLISHED;
 	c->deadline = 0;
-	event_simple(cm, c, DROCE_CM_EV_ESTABLISHED, NULL, 0);
+	droce_cm_event_simple(cm, c, DROCE_CM_EV_ESTABLISHED, NULL, 0);
 	return 0;
 }
 
-static void send_dreq(struct droce_cm *cm, struct cm_id *c, uint64_t now)
+void droce_cm_send_dreq(struct droce_cm *cm, struct cm_id *c, uint64_t now)
 {
 	struct droce_cm_msg m;
 	memset(&m, 0, sizeof(m));
@@ -515,10 +488,10 @@ static void send_dreq(struct droce_cm *cm, struct cm_id *c, uint64_t now)
 	m.u.dreq.local_comm_id = c->lcid;
 	m.u.dreq.remote_comm_id = c->rcid;
 	m.u.dreq.remote_qpn = c->remote.qpn;
-	send_msg(cm, c, &m);
+	droce_cm_send_msg(cm, c, &m);
 	c->state = DROCE_CM_DREQ_SENT;
 	c->retries = 0;
-	arm(cm, c, now, c->peer_timeout);
+	droce_cm_arm(cm, c, now, c->peer_timeout);
 }
 
 int droce_cm_disconnect(struct droce_cm *cm, uint64_t now, int id)
@@ -530,11 +503,11 @@ int droce_cm_disconnect(struct droce_cm *cm, uint64_t now, int id)
 	if (c->state != DROCE_CM_ESTABLISHED && c->state != DROCE_CM_REP_SENT &&
 	    c->state != DROCE_CM_MRA_REP_RCVD)
 		return -EBADFD;
-	send_dreq(cm, c, now);
+	droce_cm_send_dreq(cm, c, now);
 	return 0;
 }
 
-static void enter_timewait(struct droce_cm *cm, struct cm_id *c, uint64_t now)
+void droce_cm_enter_timewait(struct droce_cm *cm, struct cm_id *c, uint64_t now)
 {
 	c->state = DROCE_CM_TIMEWAIT;
 	c->deadline = now + cm->p.timewait_ns;
@@ -542,409 +515,13 @@ static void enter_timewait(struct droce_cm *cm, struct cm_id *c, uint64_t now)
 		c->deadline = 1;
 }
 
-/* ---- incoming messages, one function each ---- */
-
-static void req_to_remote(const struct droce_cm_req *r, struct droce_cm_qp_attr *q)
-{
-	memset(q, 0, sizeof(*q));
-	q->qpn = r->local_qpn;
-	q->start_psn = r->starting_psn;
-	q->path_mtu = r->path_mtu;
-	q->responder_resources = r->responder_resources;
-	q->initiator_depth = r->initiator_depth;
-	q->retry_count = r->retry_count;
-	q->rnr_retry_count = r->rnr_retry_count;
-	q->local_ack_timeout = r->primary.local_ack_timeout;
-	q->srq = r->srq;
-}
-
-static enum droce_cm_rx rx_req(struct droce_cm *cm, uint64_t now, const struct droce_cm_addr *src,
-			       const struct droce_cm_msg *m)
-{
-	const struct droce_cm_req *r = &m->u.req;
-
-	/* 12.9: a REQ we already have a connection for is a resend */
-	for (unsigned i = 0; i < cm->p.max_ids; i++) {
-		struct cm_id *c = &cm->ids[i];
-		if (c->state == DROCE_CM_IDLE || c->state == DROCE_CM_LISTEN || c->active ||
-		    c->rcid != r->local_comm_id || c->remote_guid != r->local_ca_guid ||
-		    !addr_eq(&c->peer, src))
-			continue;
-		switch (c->state) {
-		case DROCE_CM_REQ_RCVD: {
-			/* the consumer has not answered yet: ask the active side
-			 * to wait (12.6.6) instead of resending */
-			send_mra(cm, c, DROCE_CM_MSG_REQ);
-			c->state = DROCE_CM_MRA_REQ_SENT;
-			cm->st.dup_answers++;
-			return DROCE_CM_RX_DUPLICATE;
-		}
-		case DROCE_CM_MRA_REQ_SENT:
-		case DROCE_CM_REP_SENT:
-		case DROCE_CM_MRA_REP_RCVD:
-			/* the MRA or the REP was lost: send it again */
-			resend_last(cm, c);
-			cm->st.dup_answers++;
-			return DROCE_CM_RX_DUPLICATE;
-		case DROCE_CM_TIMEWAIT:
-			/* 12.6.7.2 reason 10, 12.9: the connection is gone; a REQ for it is stale */
-			send_rej_unmatched(cm, src, m, DROCE_CM_REJ_STALE_CONN);
-			return DROCE_CM_RX_REJECTED;
-		default:
-			return DROCE_CM_RX_DUPLICATE;
-		}
-	}
-
-	/* 12.6.7.2 reason 10, 12.9: a new REQ from a QP we still hold a connection with (the
-	 * peer restarted and lost it): refuse it as stale and end the old,
-	 * half-open one, as the kernel's cm_match_req does */
-	for (unsigned i = 0; i < cm->p.max_ids; i++) {
-		struct cm_id *c = &cm->ids[i];
-		bool remote_known = c->state != DROCE_CM_IDLE && c->state != DROCE_CM_LISTEN &&
-				    (!c->active || c->state >= DROCE_CM_REP_RCVD);
-		if (!remote_known || c->remote.qpn != r->local_qpn || c->remote_guid != r->local_ca_guid ||
-		    !addr_eq(&c->peer, src))
-			continue;
-		send_rej_unmatched(cm, src, m, DROCE_CM_REJ_STALE_CONN);
-		if (c->state == DROCE_CM_ESTABLISHED)
-			send_dreq(cm, c, now);
-		return DROCE_CM_RX_REJECTED;
-	}
-
-	uint16_t port;
-	struct cm_id *l = NULL;
-	if (droce_cm_sid_tcp_port(r->service_id, &port)) {
-		for (unsigned i = 0; i < cm->p.max_ids && !l; i++)
-			if (cm->ids[i].state == DROCE_CM_LISTEN && cm->ids[i].port == port)
-				l = &cm->ids[i];
-	}
-	/* 12.6.7.2: nobody listens on that service ID -> reason 8, which
-	 * rdma_cm turns into ECONNREFUSED */
-	if (!l) {
-		send_rej_unmatched(cm, src, m, DROCE_CM_REJ_INVALID_SERVICE_ID);
-		return DROCE_CM_RX_REJECTED;
-	}
-	if (r->transport_type != 0) {
-		send_rej_unmatched(cm, src, m, DROCE_CM_REJ_INVALID_TRANSPORT_TYPE);
-		return DROCE_CM_RX_REJECTED;
-	}
-	/* A11: a TCP port-space REQ must start with the rdma_cm header
-	 * naming our address; the kernel rejects others as consumer rejects */
-	struct droce_cma_hdr h;
-	if (droce_cma_hdr_decode(r->private_data, sizeof(r->private_data), &h) != 0 ||
-	    h.ip_version != src->ip_version || memcmp(h.dst_ip, cm->p.local.ip, 16) != 0) {
-		send_rej_unmatched(cm, src, m, DROCE_CM_REJ_CONSUMER_DEFINED);
-		return DROCE_CM_RX_REJECTED;
-	}
-	struct cm_id *c = alloc_id(cm, DROCE_CM_REQ_RCVD);
-	if (!c) {
-		send_rej_unmatched(cm, src, m, DROCE_CM_REJ_NO_RESOURCES);
-		return DROCE_CM_RX_REJECTED;
-	}
-	c->active = false;
-	c->peer = *src;
-	c->port = port;
-	c->src_port = h.src_port;
-	c->rcid = r->local_comm_id;
-	c->tid = m->hdr.tid;
-	c->remote_guid = r->local_ca_guid;
-	req_to_remote(r, &c->remote);
-	/* our REP and DREQ are answered within the active side's local
-	 * CM response timeout, and resent as often as it allows (12.6.5) */
-	c->peer_timeout = r->local_cm_response_timeout;
-	c->max_retries = r->max_cm_retries;
-
-	struct droce_cm_event ev;
-	event_init(&ev, DROCE_CM_EV_CONNECT_REQUEST, cm, c);
-	ev.listen_id = id_index(cm, l);
-	memcpy(ev.private_data, r->private_data + DROCE_CMA_HDR_LEN, DROCE_CMA_REQ_USER_PD_LEN);
-	ev.private_data_len = DROCE_CMA_REQ_USER_PD_LEN;
-	push_event(cm, &ev);
-	return DROCE_CM_RX_OK;
-}
-
-/* The connection a reply names: its Remote Communication ID is our local ID. */
-static enum droce_cm_rx match(struct droce_cm *cm, const struct droce_cm_addr *src, uint32_t our_id,
-			      uint32_t their_id, bool their_id_known, struct cm_id **out)
-{
-	struct cm_id *c = find_lcid(cm, our_id);
-	if (!c)
-		return DROCE_CM_RX_NO_MATCH;
-	if (!addr_eq(&c->peer, src) || (their_id_known && c->rcid != their_id))
-		return DROCE_CM_RX_WRONG_PEER;
-	*out = c;
-	return DROCE_CM_RX_OK;
-}
-
-static enum droce_cm_rx rx_rep(struct droce_cm *cm, uint64_t now, const struct droce_cm_addr *src,
-			       const struct droce_cm_msg *m)
-{
-	const struct droce_cm_rep *r = &m->u.rep;
-	struct cm_id *c;
-	enum droce_cm_rx res = match(cm, src, r->remote_comm_id, 0, false, &c);
-	if (res != DROCE_CM_RX_OK)
-		return res;
-	/* before the first REP only an MRA may have told us the peer's ID */
-	bool first = c->state == DROCE_CM_REQ_SENT ||
-		     (c->state == DROCE_CM_MRA_REQ_RCVD && c->rcid == r->local_comm_id);
-	if (!first && c->rcid != r->local_comm_id)
-		return DROCE_CM_RX_WRONG_PEER;
-	if (!c->active)
-		return DROCE_CM_RX_BAD_STATE;
-	switch (c->state) {
-	case DROCE_CM_REQ_SENT:
-	case DROCE_CM_MRA_REQ_RCVD:
-		break;
-	case DROCE_CM_REP_RCVD: {
-		/* the consumer has not confirmed yet: ask the passive side to
-		 * wait (12.6.6, message REP) instead of resending */
-		send_mra(cm, c, DROCE_CM_MSG_REP);
-		c->state = DROCE_CM_MRA_REP_SENT;
-		cm->st.dup_answers++;
-		return DROCE_CM_RX_DUPLICATE;
-	}
-	case DROCE_CM_MRA_REP_SENT:
-		resend_last(cm, c); /* the MRA was lost */
-		cm->st.dup_answers++;
-		return DROCE_CM_RX_DUPLICATE;
-	case DROCE_CM_ESTABLISHED:
-		/* 12.9: our RTU was lost; the REP comes again */
-		if (c->last_attr == DROCE_CM_ATTR_RTU) {
-			resend_last(cm, c);
-			cm->st.dup_answers++;
-		}
-		return DROCE_CM_RX_DUPLICATE;
-	default:
-		return DROCE_CM_RX_DUPLICATE;
-	}
-	c->rcid = r->local_comm_id;
-	c->remote_guid = r->local_ca_guid;
-	memset(&c->remote, 0, sizeof(c->remote));
-	c->remote.qpn = r->local_qpn;
-	c->remote.start_psn = r->starting_psn;
-	c->remote.path_mtu = c->local.path_mtu;
-	c->remote.responder_resources = r->responder_resources;
-	c->remote.initiator_depth = r->initiator_depth;
-	c->remote.rnr_retry_count = r->rnr_retry_count;
-	c->remote.srq = r->srq;
-	c->state = DROCE_CM_REP_RCVD;
-	c->deadline = 0;
-	event_simple(cm, c, DROCE_CM_EV_CONNECT_RESPONSE, r->private_data, sizeof(r->private_data));
-	return DROCE_CM_RX_OK;
-}
-
-static enum droce_cm_rx rx_rtu(struct droce_cm *cm, uint64_t now, const struct droce_cm_addr *src,
-			       const struct droce_cm_msg *m)
-{
-	struct cm_id *c;
-	enum droce_cm_rx res = match(cm, src, m->u.rtu.remote_comm_id, m->u.rtu.local_comm_id, true, &c);
-	if (res != DROCE_CM_RX_OK)
-		return res;
-	if (c->active)
-		return DROCE_CM_RX_BAD_STATE;
-	if (c->state != DROCE_CM_REP_SENT && c->state != DROCE_CM_MRA_REP_RCVD)
-		return c->state == DROCE_CM_ESTABLISHED ? DROCE_CM_RX_DUPLICATE : DROCE_CM_RX_BAD_STATE;
-	c->state = DROCE_CM_ESTABLISHED;
-	c->deadline = 0;
-	event_simple(cm, c, DROCE_CM_EV_ESTABLISHED, NULL, 0);
-	return DROCE_CM_RX_OK;
-}
-
-static enum droce_cm_rx rx_rej(struct droce_cm *cm, uint64_t now, const struct droce_cm_addr *src,
-			       const struct droce_cm_msg *m)
-{
-	const struct droce_cm_rej *r = &m->u.rej;
-	struct cm_id *c = r->remote_comm_id ? find_lcid(cm, r->remote_comm_id) : NULL;
-	if (!c && r->reason == DROCE_CM_REJ_TIMEOUT && r->rej_info_len >= 8) {
-		/* an active side that timed out before it heard from us names
-		 * us by nothing but its own ID and CA GUID (the ARI) */
-		uint64_t guid = droce_get_be64(r->ari);
-		for (unsigned i = 0; i < cm->p.max_ids && !c; i++) {
-			struct cm_id *p = &cm->ids[i];
-			if ((p->state == DROCE_CM_REQ_RCVD || p->state == DROCE_CM_MRA_REQ_SENT ||
-			     p->state == DROCE_CM_REP_SENT || p->state == DROCE_CM_MRA_REP_RCVD) &&
-			    p->rcid == r->local_comm_id && p->remote_guid == guid && addr_eq(&p->peer, src))
-				c = p;
-		}
-	}
-	if (!c)
-		return DROCE_CM_RX_NO_MATCH;
-	if (!addr_eq(&c->peer, src))
-		return DROCE_CM_RX_WRONG_PEER;
-	/* a REJ of our REQ comes before we know the peer's ID (it may be 0) */
-	bool before_rep = c->state == DROCE_CM_REQ_SENT || c->state == DROCE_CM_MRA_REQ_RCVD;
-	if (!before_rep && r->local_comm_id != c->rcid)
-		return DROCE_CM_RX_WRONG_PEER;
-	switch (c->state) {
-	case DROCE_CM_REQ_SENT:
-	case DROCE_CM_MRA_REQ_RCVD:
-	case DROCE_CM_REP_RCVD:
-	case DROCE_CM_MRA_REP_SENT:
-	case DROCE_CM_REP_SENT:
-	case DROCE_CM_MRA_REP_RCVD:
-	case DROCE_CM_MRA_REQ_SENT:
-	case DROCE_CM_REQ_RCVD: {
-		struct droce_cm_event ev;
-		event_init(&ev, DROCE_CM_EV_REJECTED, cm, c);
-		ev.reason = r->reason;
-		memcpy(ev.private_data, r->private_data, sizeof(r->private_data));
-		ev.private_data_len = sizeof(r->private_data);
-		push_event(cm, &ev);
-		free_id(c);
-		return DROCE_CM_RX_OK;
-	}
-	case DROCE_CM_ESTABLISHED:
-		/* every RTU was lost and the passive side gave up on its REP
-		 * (12.9: REJ, timeout), or it holds the connection stale:
-		 * leaving would be a half-open QP, so we disconnect too */
-		if (c->active && r->msg_rejected == DROCE_CM_MSG_REP &&
-		    (r->reason == DROCE_CM_REJ_TIMEOUT || r->reason == DROCE_CM_REJ_STALE_CONN)) {
-			struct droce_cm_event ev;
-			enter_timewait(cm, c, now);
-			event_init(&ev, DROCE_CM_EV_DISCONNECTED, cm, c);
-			ev.reason = r->reason;
-			push_event(cm, &ev);
-			return DROCE_CM_RX_OK;
-		}
-		return DROCE_CM_RX_BAD_STATE;
-	default:
-		return DROCE_CM_RX_BAD_STATE;
-	}
-}
-
-static enum droce_cm_rx rx_mra(struct droce_cm *cm, uint64_t now, const struct droce_cm_addr *src,
-			       const struct droce_cm_msg *m)
-{
-	const struct droce_cm_mra *r = &m->u.mra;
-	struct cm_id *c;
-	enum droce_cm_rx res = match(cm, src, r->remote_comm_id, 0, false, &c);
-	if (res != DROCE_CM_RX_OK)
-		return res;
-	if (c->state == DROCE_CM_REQ_SENT && r->msg_mraed == DROCE_CM_MSG_REQ) {
-		/* 12.6.6: the passive side answers within the service timeout;
-		 * stop resending the REQ until then */
-		c->rcid = r->local_comm_id;
-		c->state = DROCE_CM_MRA_REQ_RCVD;
-		arm(cm, c, now, r->service_timeout);
-		return DROCE_CM_RX_OK;
-	}
-	if (c->state == DROCE_CM_MRA_REQ_RCVD && r->msg_mraed == DROCE_CM_MSG_REQ) {
-		arm(cm, c, now, r->service_timeout);
-		return DROCE_CM_RX_DUPLICATE;
-	}
-	/* the same for our REP, from an active side slow to confirm it */
-	if ((c->state == DROCE_CM_REP_SENT || c->state == DROCE_CM_MRA_REP_RCVD) && !c->active &&
-	    r->msg_mraed == DROCE_CM_MSG_REP && r->local_comm_id == c->rcid) {
-		bool dup = c->state == DROCE_CM_MRA_REP_RCVD;
-		c->state = DROCE_CM_MRA_REP_RCVD;
-		arm(cm, c, now, r->service_timeout);
-		return dup ? DROCE_CM_RX_DUPLICATE : DROCE_CM_RX_OK;
-	}
-	return DROCE_CM_RX_BAD_STATE;
-}
-
-static void send_drep(struct droce_cm *cm, struct cm_id *c)
-{
-	struct droce_cm_msg m;
-	memset(&m, 0, sizeof(m));
-	droce_mad_hdr_init(&m.hdr, DROCE_CM_ATTR_DREP, c->tid);
-	m.u.drep.local_comm_id = c->lcid;
-	m.u.drep.remote_comm_id = c->rcid;
-	send_msg(cm, c, &m);
-}
-
-static enum droce_cm_rx rx_dreq(struct droce_cm *cm, uint64_t now, const struct droce_cm_addr *src,
-				const struct droce_cm_msg *m)
-{
-	struct cm_id *c;
-	enum droce_cm_rx res = match(cm, src, m->u.dreq.remote_comm_id, m->u.dreq.local_comm_id, true, &c);
-	if (res != DROCE_CM_RX_OK)
-		return res;
-	switch (c->state) {
-	case DROCE_CM_REP_SENT:    /* RTU lost, the active side already leaves */
-	case DROCE_CM_MRA_REP_RCVD:
-	case DROCE_CM_REP_RCVD:    /* the passive side left before our RTU */
-	case DROCE_CM_MRA_REP_SENT:
-	case DROCE_CM_ESTABLISHED:
-	case DROCE_CM_DREQ_SENT:   /* both sides disconnect at once (12.9) */
-		send_drep(cm, c);
-		enter_timewait(cm, c, now);
-		event_simple(cm, c, DROCE_CM_EV_DISCONNECTED, m->u.dreq.private_data,
-			     sizeof(m->u.dreq.private_data));
-		return DROCE_CM_RX_OK;
-	case DROCE_CM_TIMEWAIT:
-		/* 12.9: our DREP was lost; answer the resent DREQ */
-		if (c->last_attr == DROCE_CM_ATTR_DREP)
-			resend_last(cm, c);
-		else
-			send_drep(cm, c);
-		cm->st.dup_answers++;
-		return DROCE_CM_RX_DUPLICATE;
-	default:
-		return DROCE_CM_RX_BAD_STATE;
-	}
-}
-
-static enum droce_cm_rx rx_drep(struct droce_cm *cm, uint64_t now, const struct droce_cm_addr *src,
-				const struct droce_cm_msg *m)
-{
-	struct cm_id *c;
-	enum droce_cm_rx res = match(cm, src, m->u.drep.remote_comm_id, m->u.drep.local_comm_id, true, &c);
-	if (res != DROCE_CM_RX_OK)
-		return res;
-	if (c->state == DROCE_CM_TIMEWAIT)
-		return DROCE_CM_RX_DUPLICATE;
-	if (c->state != DROCE_CM_DREQ_SENT)
-		return DROCE_CM_RX_BAD_STATE;
-	enter_timewait(cm, c, now);
-	event_simple(cm, c, DROCE_CM_EV_DISCONNECTED, NULL, 0);
-	return DROCE_CM_RX_OK;
-}
-
-static enum droce_cm_rx input(struct droce_cm *cm, uint64_t now, const struct droce_cm_addr *src,
-			      uint32_t qkey, const uint8_t *mad, size_t len)
-{
-	/* IBTA ch. 13 (GSI): QP1 only takes datagrams with the well-known Q_Key */
-	if (qkey != DROCE_QP1_QKEY)
-		return DROCE_CM_RX_BAD_QKEY;
-	if (!src || !addr_ok(src))
-		return DROCE_CM_RX_BAD_ADDR;
-	struct droce_cm_msg m;
-	enum droce_mad_result r = droce_mad_decode(mad, len, &m);
-	if (r != DROCE_MAD_OK) {
-		cm->st.mad_bad[r]++;
-		return DROCE_CM_RX_BAD_MAD;
-	}
-	switch (m.hdr.attr_id) {
-	case DROCE_CM_ATTR_REQ: return rx_req(cm, now, src, &m);
-	case DROCE_CM_ATTR_REP: return rx_rep(cm, now, src, &m);
-	case DROCE_CM_ATTR_RTU: return rx_rtu(cm, now, src, &m);
-	case DROCE_CM_ATTR_REJ: return rx_rej(cm, now, src, &m);
-	case DROCE_CM_ATTR_MRA: return rx_mra(cm, now, src, &m);
-	case DROCE_CM_ATTR_DREQ: return rx_dreq(cm, now, src, &m);
-	default: return rx_drep(cm, now, src, &m);
-	}
-}
-
-enum droce_cm_rx droce_cm_input(struct droce_cm *cm, uint64_t now, const struct droce_cm_addr *src,
-				uint32_t qkey, const uint8_t *mad, size_t len)
-{
-	enum droce_cm_rx r = input(cm, now, src, qkey, mad, len);
-	cm->st.rx++;
-	cm->st.rx_result[r]++;
-	return r;
-}
-
-/* ---- timers ---- */
-
-/* A REQ, REP or DREQ went unanswered for its timeout (12.9). */
 static void expire(struct droce_cm *cm, struct cm_id *c, uint64_t now)
 {
 	if (c->state == DROCE_CM_TIMEWAIT) {
 		/* the peer can no longer confuse an old packet with a new
 		 * connection's: the QP may be reused */
-		event_simple(cm, c, DROCE_CM_EV_TIMEWAIT_EXIT, NULL, 0);
-		free_id(c);
+		droce_cm_event_simple(cm, c, DROCE_CM_EV_TIMEWAIT_EXIT, NULL, 0);
+		droce_cm_free_id(c);
 		return;
 	}
 	if (c->retries < c->max_retries) {
@@ -954,25 +531,25 @@ static void expire(struct droce_cm *cm, struct cm_id *c, uint64_t now)
 			c->state = DROCE_CM_REQ_SENT;
 		else if (c->state == DROCE_CM_MRA_REP_RCVD)
 			c->state = DROCE_CM_REP_SENT;
-		resend_last(cm, c);
-		arm(cm, c, now, c->peer_timeout);
+		droce_cm_resend_last(cm, c);
+		droce_cm_arm(cm, c, now, c->peer_timeout);
 		return;
 	}
 	if (c->state == DROCE_CM_DREQ_SENT) {
 		/* 12.9: no DREP is no reason to keep the QP: leave anyway */
-		enter_timewait(cm, c, now);
-		event_simple(cm, c, DROCE_CM_EV_DISCONNECTED, NULL, 0);
+		droce_cm_enter_timewait(cm, c, now);
+		droce_cm_event_simple(cm, c, DROCE_CM_EV_DISCONNECTED, NULL, 0);
 		return;
 	}
 	/* REQ or REP out of retries: tell the peer so it frees its side too
 	 * (12.6.7.2 reason 4), then the consumer; never a half-open QP */
 	struct droce_cm_event ev;
-	event_init(&ev, DROCE_CM_EV_TIMEOUT, cm, c);
+	droce_cm_event_init(&ev, DROCE_CM_EV_TIMEOUT, cm, c);
 	send_rej(cm, c, c->state == DROCE_CM_REP_SENT || c->state == DROCE_CM_MRA_REP_RCVD
 			 ? DROCE_CM_MSG_REP : DROCE_CM_MSG_REQ,
 		 DROCE_CM_REJ_TIMEOUT, NULL, 0);
-	push_event(cm, &ev);
-	free_id(c);
+	droce_cm_push_event(cm, &ev);
+	droce_cm_free_id(c);
 }
 
 void droce_cm_poll(struct droce_cm *cm, uint64_t now)
@@ -993,6 +570,11 @@ uint64_t droce_cm_next_timer(const struct droce_cm *cm)
 			t = c->deadline;
 	}
 	return t;
+}
+
+unsigned droce_cm_mads_queued(const struct droce_cm *cm)
+{
+	return cm->mq_len;
 }
 
 int droce_cm_pop_mad(struct droce_cm *cm, struct droce_cm_out *out)

@@ -230,6 +230,9 @@ void droce_cm_poll(struct droce_cm *cm, uint64_t now);
 /** Earliest time droce_cm_poll() has work, or UINT64_MAX. */
 uint64_t droce_cm_next_timer(const struct droce_cm *cm);
 
+/** MADs queued for droce_cm_pop_mad(). */
+unsigned droce_cm_mads_queued(const struct droce_cm *cm);
+
 /** Take the next MAD to send. @return 1 (filled @p out) or 0 (none). */
 int droce_cm_pop_mad(struct droce_cm *cm, struct droce_cm_out *out);
 

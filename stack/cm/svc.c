@@ -125,8 +125,8 @@ static unsigned svc_poll(void *arg, uint64_t now)
 static uint64_t svc_next(const void *arg)
 {
 	const struct droce_cm_svc *s = arg;
-	if (s->have_held)
-		return 0; /* a MAD waits for room: as soon as possible */
+	if (s->have_held || droce_cm_mads_queued(s->cm))
+		return 0; /* MADs wait (for room, or for the poll after a call): at once */
 	uint64_t t = droce_cm_next_timer(s->cm);
 	if (s->resolving && s->last_poll + SVC_RESOLVE_RETRY_NS < t)
 		t = s->last_poll + SVC_RESOLVE_RETRY_NS;
@@ -265,6 +265,7 @@ int droce_cm_get_counters(const struct droce_ctx *ctx, struct droce_cm_counters 
 		return -EINVAL;
 	*out = s->cnt;
 	out->retransmits = droce_cm_stats(s->cm)->retransmits;
+	out->mads_pending = droce_cm_mads_queued(s->cm) + s->have_held;
 	out->conns = 0;
 	for (unsigned i = 0; i < s->conf.max_conns; i++)
 		out->conns += s->conns[i].state != SVC_FREE;

@@ -97,7 +97,9 @@ static void ev_init(struct droce_conn_event *ev, enum droce_conn_event_type t,
 	ev->local_port = c->local_port;
 }
 
-/* The connection's last event: its QP to ERR, the id freed. */
+/* The connection's last event: its QP to ERR (TIMEWAIT_EXIT: it went at
+ * DISCONNECTED, and the application may have destroyed it since), the id
+ * freed. */
 static void conn_end(struct droce_cm_svc *s, struct svc_conn *c, enum droce_conn_event_type t,
 		     int status, const uint8_t *pd, size_t pd_len)
 {
@@ -109,7 +111,8 @@ static void conn_end(struct droce_cm_svc *s, struct svc_conn *c, enum droce_conn
 		memcpy(ev.private_data, pd, n);
 		ev.private_data_len = n;
 	}
-	droce_svc_qp_error(c->qp);
+	if (t != DROCE_CONN_TIMEWAIT_EXIT)
+		droce_svc_qp_error(c->qp);
 	conn_free(s, c);
 	droce_svc_push_event(s, &ev);
 }

@@ -67,6 +67,29 @@ static void test_client_options_anywhere(void **state)
 	assert_int_equal(o.qp_timeout, 17);
 }
 
+static void test_cm_option(void **state)
+{
+	struct perf_opts o;
+	char err[128];
+	const char *srv[] = {"write_bw", "--cm", NULL};
+	assert_int_equal(parse(&o, err, srv), 0);
+	assert_true(o.cm);
+	assert_null(o.cm_peer);
+	const char *cli[] = {"write_bw", "--cm=198.18.0.9", "127.0.0.1", NULL};
+	assert_int_equal(parse(&o, err, cli), 0);
+	assert_true(o.cm);
+	assert_string_equal(o.cm_peer, "198.18.0.9");
+	const char *srv_addr[] = {"write_bw", "--cm=198.18.0.9", NULL};
+	assert_int_equal(parse(&o, err, srv_addr), -EINVAL);
+	assert_non_null(strstr(err, "client option"));
+	const char *verbs[] = {"write_bw", "--cm", "--backend", "verbs", "127.0.0.1", NULL};
+	assert_int_equal(parse(&o, err, verbs), -EINVAL);
+	assert_non_null(strstr(err, "droce backend"));
+	const char *none[] = {"write_bw", NULL};
+	assert_int_equal(parse(&o, err, none), 0);
+	assert_false(o.cm);
+}
+
 static void test_bad_command_lines(void **state)
 {
 	struct perf_opts o;
@@ -295,6 +318,7 @@ int main(void)
 		cmocka_unit_test(test_pattern),
 		cmocka_unit_test(test_rtt_options),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_cm_option),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -403,6 +403,14 @@ static void test_reject(void **st)
 	struct droce_conn_event ev = next_event(b, 1);
 	assert_int_equal(ev.type, DROCE_CONN_REQUEST);
 	assert_int_equal(droce_reject(b->s[1].ctx, ev.conn, "go away", 8, b->now), 0);
+	/* the REJ waits for the next poll, and says so */
+	struct droce_cm_counters k;
+	assert_int_equal(droce_cm_get_counters(b->s[1].ctx, &k), 0);
+	assert_int_equal(k.mads_pending, 1);
+	assert_int_equal(droce_ctx_next_deadline(b->s[1].ctx), 0);
+	droce_ctx_poll(b->s[1].ctx, b->now);
+	assert_int_equal(droce_cm_get_counters(b->s[1].ctx, &k), 0);
+	assert_int_equal(k.mads_pending, 0);
 	assert_int_equal(droce_accept(b->s[1].ctx, ev.conn, b->s[1].qp, NULL, b->now), -EINVAL);
 	ev = next_event(b, 0);
 	assert_int_equal(ev.type, DROCE_CONN_REJECTED);
@@ -477,6 +485,23 @@ static void test_disconnect(void **st)
 	assert_int_equal(next_event(b, 0).type, DROCE_CONN_ESTABLISHED);
 	assert_int_equal(next_event(b, 1).type, DROCE_CONN_ESTABLISHED);
 	send_works(b);
+	bed_free(b);
+}
+
+static void test_qp_destroyed_in_timewait(void **st)
+{
+	/* rping destroys its QP right after DISCONNECTED: the CM must not
+	 * touch it again at TIMEWAIT_EXIT (the sanitizer run sees a touch) */
+	struct bed *b = bed_new(NULL);
+	int ac, bc;
+	handshake(b, NULL, NULL, &ac, &bc);
+	assert_int_equal(droce_disconnect(b->s[0].ctx, ac, b->now), 0);
+	assert_int_equal(next_event(b, 1).type, DROCE_CONN_DISCONNECTED);
+	assert_int_equal(next_event(b, 0).type, DROCE_CONN_DISCONNECTED);
+	assert_int_equal(droce_destroy_qp(b->s[0].qp), 0);
+	assert_int_equal(droce_destroy_qp(b->s[1].qp), 0);
+	assert_int_equal(next_event(b, 0).type, DROCE_CONN_TIMEWAIT_EXIT);
+	assert_int_equal(next_event(b, 1).type, DROCE_CONN_TIMEWAIT_EXIT);
 	bed_free(b);
 }
 
@@ -787,6 +812,7 @@ int main(void)
 		cmocka_unit_test(test_reject),
 		cmocka_unit_test(test_no_listener),
 		cmocka_unit_test(test_disconnect),
+		cmocka_unit_test(test_qp_destroyed_in_timewait),
 		cmocka_unit_test(test_unreachable),
 		cmocka_unit_test(test_resolve_late),
 		cmocka_unit_test(test_peer_vanishes),
