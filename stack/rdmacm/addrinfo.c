@@ -16,9 +16,11 @@ CMA_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 {
 	if (!res || (!node && !service))
 		return cma_fail(EINVAL);
-	struct addrinfo h = {.ai_socktype = SOCK_STREAM};
+	/* droce0 has an IPv4 address only: "any" is 0.0.0.0, not :: */
+	struct addrinfo h = {.ai_socktype = SOCK_STREAM, .ai_family = AF_INET};
 	if (hints) {
-		h.ai_family = hints->ai_family;
+		if (hints->ai_family)
+			h.ai_family = hints->ai_family;
 		if (hints->ai_flags & RAI_PASSIVE)
 			h.ai_flags |= AI_PASSIVE;
 		if (hints->ai_flags & RAI_NUMERICHOST)

@@ -142,15 +142,19 @@ int cma_device(void)
 	if (cma.cm_open)
 		return 0;
 	cma.h = droce_verbs_cm_hooks();
-	int n = 0;
-	struct ibv_device **list = ibv_get_device_list(&n);
-	if (!list || n < 1) {
-		if (list)
-			ibv_free_device_list(list);
-		return ENODEV;
+	/* the device has one context: the application's, if it opened it */
+	cma.verbs = cma.h->open_context();
+	if (!cma.verbs) {
+		int n = 0;
+		struct ibv_device **list = ibv_get_device_list(&n);
+		if (!list || n < 1) {
+			if (list)
+				ibv_free_device_list(list);
+			return ENODEV;
+		}
+		cma.verbs = ibv_open_device(list[0]);
+		ibv_free_device_list(list);
 	}
-	cma.verbs = ibv_open_device(list[0]);
-	ibv_free_device_list(list);
 	cma.ctx = cma.verbs ? cma.h->dctx(cma.verbs) : NULL;
 	if (!cma.ctx)
 		return ENODEV;
@@ -472,8 +476,12 @@ CMA_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 		cma.h->unlock(id->verbs);
 		cma.by_conn[c->conn] = NULL;
 	}
-	if (c->listen >= 0)
-		cma.by_listen[c->listen] = NULL; /* droce's listener stays: no unlisten yet */
+	if (c->listen >= 0) {
+		cma.h->lock(id->verbs);
+		droce_unlisten(cma.ctx, c->listen);
+		cma.h->unlock(id->verbs);
+		cma.by_listen[c->listen] = NULL;
+	}
 	/* events of this id still queued: drop them */
 	struct cma_channel *ch = (struct cma_channel *)id->channel;
 	for (struct cma_event **p = &ch->head; *p;) {

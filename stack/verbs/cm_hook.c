@@ -46,6 +46,14 @@ static void h_local_ip(struct ibv_context *ic, uint8_t ip[4])
 	memcpy(ip, dv_ctx(ic)->dev->cfg.ip, 4);
 }
 
+static struct ibv_context *h_open_context(void)
+{
+	pthread_mutex_lock(&dv_dev.mu);
+	struct ibv_context *ic = dv_dev.open ? &dv_dev.open->vctx.context : NULL;
+	pthread_mutex_unlock(&dv_dev.mu);
+	return ic;
+}
+
 static const struct droce_verbs_cm_hooks hooks = {
 	.version = 1,
 	.dctx = h_dctx,
@@ -55,6 +63,7 @@ static const struct droce_verbs_cm_hooks hooks = {
 	.now = h_now,
 	.resolve = h_resolve,
 	.local_ip = h_local_ip,
+	.open_context = h_open_context,
 };
 
 DV_EXPORT const struct droce_verbs_cm_hooks *droce_verbs_cm_hooks(void)

@@ -27,6 +27,8 @@ struct droce_verbs_cm_hooks {
 		       uint8_t mac[6], uint64_t now);
 	/** The device's IPv4 address (DROCE_IP). */
 	void (*local_ip)(struct ibv_context *c, uint8_t ip[4]);
+	/** The context the application opened already (one per device), or NULL. */
+	struct ibv_context *(*open_context)(void);
 };
 
 const struct droce_verbs_cm_hooks *droce_verbs_cm_hooks(void);
