@@ -27,6 +27,8 @@
 
 #define CMA_EXPORT __attribute__((visibility("default")))
 #define CMA_MAX_CONNS 256u
+#define CMA_HELD 64u
+#define CMA_ORPHAN_NS 1000000000ull /* how long a destroyed listener's port waits for a new one */
 
 struct cma_event {
 	struct rdma_cm_event ev;          /* first: the application's pointer */
@@ -40,8 +42,9 @@ struct cma_channel {
 	unsigned n_ids;
 };
 
-enum cma_state { CMA_IDLE, CMA_BOUND, CMA_LISTEN, CMA_ADDR, CMA_ROUTE, CMA_CONNECTING,
-		 CMA_REQUESTED, CMA_ACCEPTED, CMA_CONNECTED, CMA_DISCONNECTED };
+enum cma_state { CMA_IDLE, CMA_BOUND, CMA_LISTEN, CMA_ADDR_QUERY, CMA_ADDR, CMA_ROUTE_QUERY,
+		 CMA_ROUTE, CMA_CONNECTING, CMA_REQUESTED, CMA_ACCEPTED, CMA_CONNECTED,
+		 CMA_DISCONNECTED };
 
 struct cma_id {
 	struct rdma_cm_id id;             /* first */
@@ -50,6 +53,8 @@ struct cma_id {
 	int listen;                       /* droce listener id, -1 */
 	struct cma_id *listener;          /* a passive id's listener */
 	bool own_pd;
+	uint64_t deadline;                /* ADDR_QUERY: give up resolving (ns) */
+	struct cma_id *next_query;        /* in cma.queries while ADDR/ROUTE_QUERY */
 };
 
 struct cma {
@@ -60,6 +65,17 @@ struct cma {
 	bool cm_open;
 	struct cma_id *by_conn[CMA_MAX_CONNS];
 	struct cma_id *by_listen[2 * CMA_MAX_CONNS];
+	unsigned n_ids;                   /* the pump polls only while ids exist */
+	struct cma_id *queries;           /* address and route resolutions under way */
+	/* A listener destroyed is kept a while (orphan) with the REQs that
+	 * reach it held, so a program that re-listens on the port (perftest
+	 * -R: its control listener, then its data listener) gets them instead
+	 * of its peer getting REJ 8 in between. */
+	uint64_t orphan_since[2 * CMA_MAX_CONNS]; /* 0: not an orphan */
+	uint16_t orphan_port[2 * CMA_MAX_CONNS];
+	struct droce_conn_event held[CMA_HELD];
+	uint64_t held_at[CMA_HELD];
+	unsigned n_held;
 	pthread_t pump;
 	bool pump_up;
 };

@@ -68,6 +68,7 @@ static struct cma_id *child_of(struct cma_id *l, const struct droce_conn_event *
 	set_sin(&c->id.route.addr.src_addr, me, ev->local_port);
 	set_sin(&c->id.route.addr.dst_addr, ev->peer.ip, ev->peer.port);
 	((struct cma_channel *)c->id.channel)->n_ids++;
+	cma.n_ids++;
 	return c;
 }
 
@@ -75,8 +76,13 @@ static struct cma_id *child_of(struct cma_id *l, const struct droce_conn_event *
 static void dispatch(const struct droce_conn_event *ev)
 {
 	if (ev->type == DROCE_CONN_REQUEST) {
-		struct cma_id *l = (unsigned)ev->listen_id < 2 * CMA_MAX_CONNS ? cma.by_listen[ev->listen_id]
-										  : NULL;
+		unsigned li = (unsigned)ev->listen_id;
+		struct cma_id *l = li < 2 * CMA_MAX_CONNS ? cma.by_listen[li] : NULL;
+		if (!l && li < 2 * CMA_MAX_CONNS && cma.orphan_since[li] && cma.n_held < CMA_HELD) {
+			cma.held_at[cma.n_held] = cma.h->now(cma.verbs);
+			cma.held[cma.n_held++] = *ev; /* for the port's next listener */
+			return;
+		}
 		struct cma_id *c = l && (unsigned)ev->conn < CMA_MAX_CONNS ? child_of(l, ev) : NULL;
 		if (!c) {
 			droce_reject(cma.ctx, ev->conn, NULL, 0, cma.h->now(cma.verbs));
@@ -120,13 +126,87 @@ static void dispatch(const struct droce_conn_event *ev)
 	cma.by_conn[ev->conn] = NULL;
 }
 
+/* Queue @p c for the pump's address / route step (mu held). */
+static void query(struct cma_id *c)
+{
+	for (struct cma_id *q = cma.queries; q; q = q->next_query)
+		if (q == c)
+			return;
+	c->next_query = cma.queries;
+	cma.queries = c;
+}
+
+static void unquery(struct cma_id *c)
+{
+	for (struct cma_id **p = &cma.queries; *p; p = &(*p)->next_query)
+		if (*p == c) {
+			*p = c->next_query;
+			return;
+		}
+}
+
+/* Held REQs and orphaned listeners past their time: REJ, unlisten (mu and lock held). */
+static void expire_orphans(uint64_t now)
+{
+	for (unsigned i = 0; i < cma.n_held;) {
+		if (now - cma.held_at[i] < CMA_ORPHAN_NS) {
+			i++;
+			continue;
+		}
+		droce_reject(cma.ctx, cma.held[i].conn, NULL, 0, now);
+		cma.held[i] = cma.held[--cma.n_held];
+		cma.held_at[i] = cma.held_at[cma.n_held];
+	}
+	for (unsigned l = 0; l < 2 * CMA_MAX_CONNS; l++)
+		if (cma.orphan_since[l] && now - cma.orphan_since[l] >= CMA_ORPHAN_NS) {
+			droce_unlisten(cma.ctx, (int)l);
+			cma.orphan_since[l] = 0;
+		}
+}
+
+/* The resolutions under way (mu and the context's lock held). */
+static void run_queries(uint64_t now)
+{
+	for (struct cma_id **p = &cma.queries; *p;) {
+		struct cma_id *c = *p;
+		int r = 0;
+		if (c->state == CMA_ADDR_QUERY) {
+			uint8_t ip[16], mac[6];
+			uint16_t port;
+			sa_ip(&c->id.route.addr.dst_addr, ip, &port);
+			r = cma.h->resolve(cma.verbs, 4, ip, mac, now);
+			if (r == -EAGAIN && now < c->deadline) {
+				p = &c->next_query;
+				continue;
+			}
+			c->state = r ? CMA_BOUND : CMA_ADDR;
+			cma_post(c, r ? RDMA_CM_EVENT_ADDR_ERROR : RDMA_CM_EVENT_ADDR_RESOLVED,
+				 r == -EAGAIN ? -ETIMEDOUT : r, NULL);
+		} else {
+			c->state = CMA_ROUTE;
+			cma_post(c, RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL);
+		}
+		*p = c->next_query;
+	}
+}
+
 static void *pump_main(void *arg)
 {
 	struct timespec ts = {0, PUMP_NS};
 	for (;;) {
 		pthread_mutex_lock(&cma.mu);
+		if (!cma.n_ids) {
+			/* every id gone: the application is closing; a poll now could
+			 * meet a memif peer that already left (docs/usage.md) */
+			pthread_mutex_unlock(&cma.mu);
+			nanosleep(&ts, NULL);
+			continue;
+		}
 		cma.h->lock(cma.verbs);
-		droce_ctx_poll(cma.ctx, cma.h->now(cma.verbs));
+		uint64_t now = cma.h->now(cma.verbs);
+		droce_ctx_poll(cma.ctx, now);
+		run_queries(now);
+		expire_orphans(now);
 		struct droce_conn_event ev;
 		while (droce_get_cm_event(cma.ctx, &ev) == 1)
 			dispatch(&ev);
@@ -196,6 +276,7 @@ CMA_EXPORT int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm
 	c->conn = c->listen = -1;
 	pthread_mutex_lock(&cma.mu);
 	((struct cma_channel *)channel)->n_ids++;
+	cma.n_ids++;
 	pthread_mutex_unlock(&cma.mu);
 	*id = &c->id;
 	return 0;
@@ -257,10 +338,13 @@ CMA_EXPORT int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_add
 			set_sin(&id->route.addr.src_addr, me, 0);
 		}
 		set_sin(&id->route.addr.dst_addr, ip, port);
-		c->state = CMA_ADDR;
-		/* the MAC is resolved (ARP) when the REQ is about to leave: a
-		 * peer that does not answer is UNREACHABLE at rdma_connect */
-		cma_post(c, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL);
+		/* ARP on the port, asynchronously as the kernel's rdma_resolve_addr:
+		 * the pump asks until the MAC is known (ADDR_RESOLVED) or the
+		 * timeout passed (ADDR_ERROR) */
+		c->state = CMA_ADDR_QUERY;
+		c->deadline = cma.h->now(cma.verbs) +
+			      (uint64_t)(timeout_ms > 0 ? timeout_ms : 2000) * 1000000u;
+		query(c);
 	}
 	pthread_mutex_unlock(&cma.mu);
 	return r ? cma_fail(r) : 0;
@@ -274,10 +358,11 @@ CMA_EXPORT int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 	pthread_mutex_lock(&cma.mu);
 	int r = c->state == CMA_ADDR ? 0 : EINVAL;
 	if (!r) {
-		/* RoCE has no path records to ask for: the route is the address */
-		c->state = CMA_ROUTE;
+		/* RoCE has no path records to ask for: the route is the address,
+		 * reported from the pump (asynchronously, as the kernel does) */
+		c->state = CMA_ROUTE_QUERY;
 		id->route.num_paths = 0;
-		cma_post(c, RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL);
+		query(c);
 	}
 	pthread_mutex_unlock(&cma.mu);
 	return r ? cma_fail(r) : 0;
@@ -293,13 +378,30 @@ CMA_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 	sa_ip(&id->route.addr.src_addr, ip, &port);
 	pthread_mutex_lock(&cma.mu);
 	cma.h->lock(cma.verbs);
-	int l = droce_listen(cma.ctx, port);
-	cma.h->unlock(cma.verbs);
+	int l = -1;
+	for (unsigned i = 0; i < 2 * CMA_MAX_CONNS && l < 0; i++)
+		if (cma.orphan_since[i] && cma.orphan_port[i] == port)
+			l = (int)i; /* the port's previous listener: adopt it, and its held REQs */
+	if (l >= 0)
+		cma.orphan_since[l] = 0;
+	else
+		l = droce_listen(cma.ctx, port);
 	if (l >= 0 && (unsigned)l < 2 * CMA_MAX_CONNS) {
 		c->listen = l;
 		c->state = CMA_LISTEN;
 		cma.by_listen[l] = c;
+		for (unsigned i = 0; i < cma.n_held;) {
+			if (cma.held[i].listen_id != l) {
+				i++;
+				continue;
+			}
+			struct droce_conn_event ev = cma.held[i];
+			cma.held[i] = cma.held[--cma.n_held];
+			cma.held_at[i] = cma.held_at[cma.n_held];
+			dispatch(&ev);
+		}
 	}
+	cma.h->unlock(cma.verbs);
 	pthread_mutex_unlock(&cma.mu);
 	return l < 0 ? cma_fail(-l) : 0;
 }
@@ -476,10 +578,11 @@ CMA_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 		cma.h->unlock(id->verbs);
 		cma.by_conn[c->conn] = NULL;
 	}
+	unquery(c);
 	if (c->listen >= 0) {
-		cma.h->lock(id->verbs);
-		droce_unlisten(cma.ctx, c->listen);
-		cma.h->unlock(id->verbs);
+		uint8_t ip[16];
+		sa_ip(&id->route.addr.src_addr, ip, &cma.orphan_port[c->listen]);
+		cma.orphan_since[c->listen] = cma.h->now(id->verbs) | 1;
 		cma.by_listen[c->listen] = NULL;
 	}
 	/* events of this id still queued: drop them */
@@ -497,6 +600,7 @@ CMA_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 	for (struct cma_event *e = ch->head; e; e = e->next)
 		ch->tail = e;
 	ch->n_ids--;
+	cma.n_ids--;
 	pthread_mutex_unlock(&cma.mu);
 	free(c);
 	return 0;
