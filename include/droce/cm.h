@@ -116,6 +116,13 @@ void droce_conn_param_init(struct droce_conn_param *p);
 int droce_listen(struct droce_ctx *ctx, uint16_t port);
 
 /**
+ * Stop listener @p listen_id: REQs for its port get REJ 8 from now on;
+ * connections it made go on.
+ * @return 0, -EINVAL (no CM, not a listener).
+ */
+int droce_unlisten(struct droce_ctx *ctx, int listen_id);
+
+/**
  * Connect @p qp (an RC QP in RESET or INIT) to @p dst. A QP in RESET is
  * moved to INIT (all REMOTE_* access: the MRs guard memory) before this
  * returns, so receives may be posted at once. The MAC of @p dst is

@@ -340,6 +340,15 @@ int droce_cm_listen(struct droce_cm *cm, uint16_t port)
 	return droce_cm_id_index(cm, c);
 }
 
+int droce_cm_unlisten(struct droce_cm *cm, int id)
+{
+	struct cm_id *c = get_id(cm, id);
+	if (!c || c->state != DROCE_CM_LISTEN)
+		return -EINVAL;
+	droce_cm_free_id(c);
+	return 0;
+}
+
 static bool qp_attr_ok(const struct droce_cm_qp_attr *q, bool req)
 {
 	return q->qpn <= 0xFFFFFF && q->start_psn <= 0xFFFFFF && q->rnr_retry_count <= 7 &&

@@ -179,6 +179,10 @@ void droce_cm_destroy(struct droce_cm *cm);
  */
 int droce_cm_listen(struct droce_cm *cm, uint16_t port);
 
+/** Stop listener @p id (LISTEN -> IDLE); connections it made are not touched.
+ * @return 0 or -EINVAL (not a listener). */
+int droce_cm_unlisten(struct droce_cm *cm, int id);
+
 /**
  * Send a REQ: the active side, IDLE -> REQ_SENT.
  * @return the connection's id, or -EINVAL (private data too long, bad

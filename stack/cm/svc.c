@@ -245,6 +245,12 @@ int droce_listen(struct droce_ctx *ctx, uint16_t port)
 	return droce_cm_listen(s->cm, port);
 }
 
+int droce_unlisten(struct droce_ctx *ctx, int listen_id)
+{
+	struct droce_cm_svc *s = droce_cm_svc_of(ctx);
+	return s ? droce_cm_unlisten(s->cm, listen_id) : -EINVAL;
+}
+
 int droce_get_cm_event(struct droce_ctx *ctx, struct droce_conn_event *ev)
 {
 	struct droce_cm_svc *s = droce_cm_svc_of(ctx);

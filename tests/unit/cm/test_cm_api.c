@@ -439,6 +439,25 @@ static void test_no_listener(void **st)
 	bed_free(b);
 }
 
+static void test_unlisten(void **st)
+{
+	/* a listener stopped: REQs for its port get REJ 8; the port can be listened on again */
+	struct bed *b = bed_new(NULL);
+	int l = droce_listen(b->s[1].ctx, 7471);
+	assert_true(l >= 0);
+	assert_int_equal(droce_unlisten(b->s[1].ctx, l), 0);
+	assert_int_equal(droce_unlisten(b->s[1].ctx, l), -EINVAL);
+	assert_int_equal(droce_unlisten(b->s[1].ctx, -1), -EINVAL);
+	struct droce_addr dst = addr_of(&b->s[1], 7471);
+	assert_true(droce_connect(b->s[0].qp, &dst, NULL, b->now) >= 0);
+	struct droce_conn_event ev = next_event(b, 0);
+	assert_int_equal(ev.type, DROCE_CONN_REJECTED);
+	assert_int_equal(ev.status, 8);
+	no_event(b, 1);
+	assert_true(droce_listen(b->s[1].ctx, 7471) >= 0); /* free again */
+	bed_free(b);
+}
+
 static void test_disconnect(void **st)
 {
 	struct bed *b = bed_new(NULL);
@@ -811,6 +830,7 @@ int main(void)
 		cmocka_unit_test(test_handshake_attributes),
 		cmocka_unit_test(test_reject),
 		cmocka_unit_test(test_no_listener),
+		cmocka_unit_test(test_unlisten),
 		cmocka_unit_test(test_disconnect),
 		cmocka_unit_test(test_qp_destroyed_in_timewait),
 		cmocka_unit_test(test_unreachable),

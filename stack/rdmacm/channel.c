@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Event channels: a queue of events and an eventfd in semaphore mode that
+ * counts them, so a blocking rdma_get_cm_event() sleeps in read(2) and an
+ * application polling channel->fd sees it readable while events wait
+ * (O_NONBLOCK on the fd makes rdma_get_cm_event() fail with EAGAIN, as the
+ * kernel's does).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "rdmacm/cma.h"
+
+struct cma cma = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+int cma_fail(int e)
+{
+	errno = e;
+	return -1;
+}
+
+CMA_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
+{
+	struct cma_channel *c = calloc(1, sizeof(*c));
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->ch.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (c->ch.fd < 0) {
+		free(c);
+		return NULL;
+	}
+	return &c->ch;
+}
+
+CMA_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *ch)
+{
+	struct cma_channel *c = (struct cma_channel *)ch;
+	if (!c)
+		return;
+	pthread_mutex_lock(&cma.mu);
+	while (c->head) {
+		struct cma_event *e = c->head;
+		c->head = e->next;
+		free(e);
+	}
+	pthread_mutex_unlock(&cma.mu);
+	close(c->ch.fd);
+	free(c);
+}
+
+void cma_post(struct cma_id *id, enum rdma_cm_event_type type, int status,
+	      const struct droce_conn_event *src)
+{
+	struct cma_channel *c = (struct cma_channel *)id->id.channel;
+	struct cma_event *e = calloc(1, sizeof(*e));
+	if (!c || !e) {
+		free(e);
+		return;
+	}
+	e->ev.id = &id->id;
+	e->ev.listen_id = id->listener ? &id->listener->id : NULL;
+	e->ev.event = type;
+	e->ev.status = status;
+	if (src) {
+		size_t n = src->private_data_len < sizeof(e->pd) ? src->private_data_len : sizeof(e->pd);
+		memcpy(e->pd, src->private_data, n);
+		struct rdma_conn_param *cp = &e->ev.param.conn;
+		cp->private_data = n ? e->pd : NULL;
+		cp->private_data_len = (uint8_t)(n > 255 ? 255 : n);
+		cp->responder_resources = src->responder_resources;
+		cp->initiator_depth = src->initiator_depth;
+		cp->qp_num = 0;
+	}
+	if (c->tail)
+		c->tail->next = e;
+	else
+		c->head = e;
+	c->tail = e;
+	uint64_t one = 1;
+	if (write(c->ch.fd, &one, sizeof(one)) != sizeof(one)) {
+		/* an eventfd counter does not overflow at our rates */
+	}
+}
+
+CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **event)
+{
+	struct cma_channel *c = (struct cma_channel *)ch;
+	if (!c || !event)
+		return cma_fail(EINVAL);
+	uint64_t v;
+	for (;;) {
+		ssize_t n = read(c->ch.fd, &v, sizeof(v));
+		if (n == sizeof(v))
+			break;
+		if (n < 0 && errno == EINTR)
+			continue;
+		return -1; /* EAGAIN on a non-blocking fd */
+	}
+	pthread_mutex_lock(&cma.mu);
+	struct cma_event *e = c->head;
+	if (e) {
+		c->head = e->next;
+		if (!c->head)
+			c->tail = NULL;
+	}
+	pthread_mutex_unlock(&cma.mu);
+	if (!e)
+		return cma_fail(ENODATA);
+	*event = &e->ev;
+	return 0;
+}
+
+CMA_EXPORT int rdma_ack_cm_event(struct rdma_cm_event *event)
+{
+	if (!event)
+		return cma_fail(EINVAL);
+	free(event); /* the cma_event it is the first member of */
+	return 0;
+}
+
+CMA_EXPORT const char *rdma_event_str(enum rdma_cm_event_type event)
+{
+	static const char *const names[] = {
+		"RDMA_CM_EVENT_ADDR_RESOLVED", "RDMA_CM_EVENT_ADDR_ERROR",
+		"RDMA_CM_EVENT_ROUTE_RESOLVED", "RDMA_CM_EVENT_ROUTE_ERROR",
+		"RDMA_CM_EVENT_CONNECT_REQUEST", "RDMA_CM_EVENT_CONNECT_RESPONSE",
+		"RDMA_CM_EVENT_CONNECT_ERROR", "RDMA_CM_EVENT_UNREACHABLE",
+		"RDMA_CM_EVENT_REJECTED", "RDMA_CM_EVENT_ESTABLISHED",
+		"RDMA_CM_EVENT_DISCONNECTED", "RDMA_CM_EVENT_DEVICE_REMOVAL",
+		"RDMA_CM_EVENT_MULTICAST_JOIN", "RDMA_CM_EVENT_MULTICAST_ERROR",
+		"RDMA_CM_EVENT_ADDR_CHANGE", "RDMA_CM_EVENT_TIMEWAIT_EXIT",
+	};
+	return (unsigned)event < sizeof(names) / sizeof(names[0]) ? names[event]
+								  : "UNKNOWN EVENT";
+}
