@@ -27,7 +27,7 @@
  *   - an RNR NAK carries the side's timer;
  *   - the conversation ends in the same place: the highest PSN either
  *     acknowledges (an ACK, a READ's last response, an atomic ACK, or the
- *     PSN before a sequence or RNR NAK) and its MSN are the same.
+ *     PSN before a NAK or RNR NAK) and its MSN are the same.
  * Sequence NAKs and RNR NAKs themselves, and how many ACKs there are, are
  * not compared: which packets a responder saw out of sequence depends on
  * what the network lost and reordered before it and on the bursts its poll
@@ -326,9 +326,10 @@ static bool acked(const struct item *i, uint32_t *psn, uint32_t *msn)
 		*psn = i->p.h.bth.psn;
 		return true;
 	}
-	bool seq = kind == DROCE_AETH_NAK && (syn & DROCE_AETH_VALUE_MASK) == DROCE_NAK_PSN_SEQ_ERR;
-	if (seq || kind == DROCE_AETH_RNR_NAK) {
-		*psn = psn_add(i->p.h.bth.psn, PSN_MASK); /* 9.7.5.2.2: acknowledges what came before */
+	if (kind == DROCE_AETH_NAK || kind == DROCE_AETH_RNR_NAK) {
+		/* a responder answers in order (9.7.5.2): a NAK of either kind
+		 * acknowledges what came before the PSN it refuses */
+		*psn = psn_add(i->p.h.bth.psn, PSN_MASK);
 		return true;
 	}
 	return false;

@@ -99,6 +99,7 @@ struct msg {
 	bool own;                    /* sent by the side (droce as requester) */
 	enum mkind kind;
 	bool has_imm, complete, dropped, has_orig, applied;
+	bool err_recv;               /* dropped for an error NAK the side sent where it had a receive */
 	uint32_t imm;
 	uint32_t first_psn, last_psn;
 	uint64_t va;
@@ -1395,8 +1396,15 @@ static int own_response(struct dctx *d, struct fr *a)
 				c->error_nak = true;
 				c->resp_dead = true;
 				int mi = find_msg(d, a->conn, false, psn, true);
-				if (mi >= 0)
-					d->msgs[mi].dropped = true;
+				if (mi >= 0) {
+					struct msg *m = &d->msgs[mi];
+					m->dropped = true;
+					/* responders look for the receive before the
+					 * length (rxe's order, droce's): an error NAK at a
+					 * packet that needs one means it had one */
+					m->err_recv = psn == m->last_psn && m->complete &&
+						      (m->kind == M_SEND || (m->kind == M_WRITE && m->has_imm));
+				}
 			}
 		} else if (oi->flags & DROCE_OPF_ACK) {
 			if (!c->any_acked_by_own || psn_lt(c->acked_by_own, psn))
@@ -1715,7 +1723,7 @@ static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *o
 	uint64_t src_len = 0, dst_len = 0, rq_len = 0;
 	for (size_t i = 0; i < d->nmsgs; i++) {
 		struct msg *m = &d->msgs[i];
-		if (m->dropped || !m->complete)
+		if ((m->dropped && !m->err_recv) || !m->complete)
 			continue;
 		if (m->own && (m->kind == M_SEND || m->kind == M_WRITE)) {
 			m->local_off = src_len;
@@ -1753,7 +1761,7 @@ static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *o
 	uint64_t wr = 1, rq_floor[MAX_CONNS] = { 0 };
 	for (size_t i = 0; i < d->nmsgs; i++) {
 		struct msg *m = &d->msgs[i];
-		if (m->own || m->dropped || !m->complete)
+		if (m->own || (m->dropped && !m->err_recv) || !m->complete)
 			continue;
 		bool consumes = m->kind == M_SEND || (m->kind == M_WRITE && m->has_imm);
 		if (!consumes)

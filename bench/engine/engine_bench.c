@@ -166,6 +166,20 @@ static int run(uint32_t size, double secs, enum droce_mtu mtu, uint32_t depth, u
 	printf("%8u B  %10.0f msg/s  %10.3f Mpps requests  %10.3f Mpps all frames (incl %llu ACKs)  %8.2f Gbit/s payload  retrans %llu\n",
 	       size, (double)done / el, req_pps / 1e6, all_fps / 1e6,
 	       (unsigned long long)b.tx_frames, gbps, (unsigned long long)qa.retrans_pkts);
+	if (getenv("DROCE_BENCH_VERBOSE")) {
+		struct droce_ctx_stats *cs[2] = {&a, &b};
+		fprintf(stderr, "  messages %llu in %.6f s\n", (unsigned long long)done, el);
+		for (int i = 0; i < 2; i++) {
+			fprintf(stderr, "  side %c: rx %llu tx %llu tx_busy %llu", 'A' + i,
+				(unsigned long long)cs[i]->rx_frames, (unsigned long long)cs[i]->tx_frames,
+				(unsigned long long)cs[i]->tx_busy);
+			for (unsigned r = 0; droce_drop_reason_name(r); r++)
+				if (cs[i]->drop[r])
+					fprintf(stderr, " %s %llu", droce_drop_reason_name(r),
+						(unsigned long long)cs[i]->drop[r]);
+			fprintf(stderr, "\n");
+		}
+	}
 	for (int i = 0; i < 2; i++) {
 		droce_destroy_qp(s[i].qp);
 		droce_dereg_mr(s[i].mr);

@@ -310,6 +310,41 @@ def resp_invalid_req():
 
 
 @case
+def resp_rxe_renumbered():
+    c = Case('resp-rxe-renumbered', 'responder: the packets of Linux 6.1 rxe that renumbered its '
+             'send queue after a retry (loss-invalid-req, docs/interop.md): a zero-length '
+             'WRITE_ONLY_WITH_IMMEDIATE for a message already received, then the next message '
+             'one PSN late: the duplicates are re-ACKed, the packet that lands at the expected PSN '
+             'fills the message up, and the LAST behind it, longer than the DMA length left, gets '
+             'NAK invalid request (9.7.5.2; rxe\'s own responder answers the same)')
+    c.qp(rq=10)
+    resp_region(c)
+    c.s('recv q wr=1')
+    c.s('recv q wr=2')
+    a, b = data(512, 62), data(768, 63)
+    c.peer('WRITE_FIRST', 10, payload=a[:256], reth=(RADDR, RKEY, 512))
+    c.peer('WRITE_LAST_IMM', 11, payload=a[256:], imm=0xa, ackreq=True, dt=1000)
+    c.own('ACK', 11, aeth=(ack(), 1))
+    c.peer('WRITE_FIRST', 12, payload=b[:256], reth=(RADDR + 1024, RKEY, 768), dt=1000)
+    c.peer('WRITE_MIDDLE', 13, payload=b[256:512], dt=1000)
+    c.own('ACK', 13, aeth=(ack(), 1))
+    # rxe's retry: the message at 10..11 again, as a zero-length ONLY at 12,
+    # and every packet after it one PSN later than it was
+    c.peer('WRITE_ONLY_IMM', 12, reth=(RADDR, RKEY, 0), imm=0xa, ackreq=True, dt=50000)
+    c.own('ACK', 13, aeth=(ack(), 1))                     # a duplicate: ACKed again (C9-105)
+    c.peer('WRITE_FIRST', 13, payload=b[:256], reth=(RADDR + 1024, RKEY, 768), dt=1000)
+    c.own('ACK', 13, aeth=(ack(), 1))
+    c.peer('WRITE_MIDDLE', 14, payload=b[256:512], dt=1000)  # in sequence, and fills the message
+    c.peer('WRITE_LAST_IMM', 15, payload=b[512:], imm=0xb, ackreq=True, dt=1000)
+    c.own('ACK', 15, aeth=(nak(NAK_INV_REQ), 1))          # 256 bytes where none are left
+    c.s('expect-mem r 0 %s' % hexs(a))
+    c.s('expect-wc q recv wr=1 status=SUCCESS opcode=recv-imm imm=0xa')
+    c.s('expect-wc q recv wr=2 status=WR_FLUSH_ERR')
+    c.s('allow ack-coalescing  # droce may ACK packets without AckReq too (9.7.5.1.1)')
+    return c
+
+
+@case
 def resp_dup_read():
     c = Case('resp-dup-read', 'responder: a duplicate READ is executed again from its original request, then new requests continue')
     c.qp()
@@ -889,6 +924,35 @@ def lossy_reorder_write():
     c.own('ACK', 603, aeth=(ack(), 1))
     c.s('expect-mem r 0 %s' % hexs(w))
     c.s('expect-wc none')
+    c.s('allow ack-coalescing  # droce may ACK packets without AckReq too (9.7.5.1.1)')
+    return c
+
+
+@case
+def lossy_rnr_write():
+    c = Case('lossy-rnr-write', 'droce as responder with no receive posted yet: a two-packet '
+             'WRITE_WITH_IMMEDIATE is RNR-NAKed at its LAST (its FIRST is placed, 9.7.5.2.8), '
+             'the WRITE_ONLY_WITH_IMMEDIATE sent behind it is dropped out of sequence, both '
+             'resent after the RNR timer once the receives are posted')
+    c.qp(rq=300, extra=' min-rnr-timer=1')
+    resp_region(c)
+    w, x = data(356, 60), data(32, 61)
+    c.peer('WRITE_FIRST', 300, payload=w[:256], reth=(RADDR, RKEY, 356))
+    c.peer('WRITE_LAST_IMM', 301, payload=w[256:], imm=0x1, ackreq=True, dt=2000)
+    c.peer('WRITE_ONLY_IMM', 302, payload=x, reth=(RADDR + 512, RKEY, 32), imm=0x2, ackreq=True,
+           dt=2000)
+    c.own('ACK', 301, aeth=(rnr_nak(1), 0))                # no receive for the LAST
+    # the receive queue was empty: both receives come after the NAK
+    c.s('recv q wr=1 at=%dns' % (c.t + 5000))
+    c.s('recv q wr=2 at=%dns' % (c.t + 5000))
+    c.peer('WRITE_LAST_IMM', 301, payload=w[256:], imm=0x1, ackreq=True, dt=40000)
+    c.peer('WRITE_ONLY_IMM', 302, payload=x, reth=(RADDR + 512, RKEY, 32), imm=0x2, ackreq=True,
+           dt=2000)
+    c.own('ACK', 302, aeth=(ack(), 2))
+    c.s('expect-mem r 0 %s' % hexs(w))
+    c.s('expect-mem r 512 %s' % hexs(x))
+    c.s('expect-wc q recv wr=1 status=SUCCESS opcode=recv-imm imm=0x1')
+    c.s('expect-wc q recv wr=2 status=SUCCESS opcode=recv-imm imm=0x2')
     c.s('allow ack-coalescing  # droce may ACK packets without AckReq too (9.7.5.1.1)')
     return c
 

@@ -143,7 +143,7 @@ int dv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		r = drain(cq, n - got, wc + got);
 		if (r > 0)
 			got += r;
-		if (got == 0 && r == 0 && dv_poll_inline(c)) {
+		if (got == 0 && r == 0 && dv_poll_app(c)) {
 			dv_armed_check(cq);
 			got = take_stash(cq, n, wc);
 			r = drain(cq, n - got, wc + got);
@@ -305,7 +305,7 @@ DV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq *
 			*cq_context = hit->ibcq.cq_context;
 			return 0;
 		}
-		dv_poll_inline(c);
+		dv_poll_app(c);
 		dv_unlock(c);
 		if (nonblock) {
 			errno = EAGAIN;

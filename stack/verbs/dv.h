@@ -35,6 +35,8 @@
 #include <droce/comm.h>
 #include <droce/droce.h>
 
+#include "verbs/link.h"
+
 struct droce_port;
 
 /* Device limits, as droce's engine checks them (stack/core/qp.c, cq.c). */
@@ -114,6 +116,7 @@ struct dv_context {
 	struct dv_device *dev;
 	struct droce_ctx *dctx;
 	struct droce_port *port;
+	struct dv_link link;        /**< the port's link, ACKs held (link.c) */
 	/* The turn-taking of the file comment. */
 	atomic_int lock;
 	atomic_int want;
@@ -144,6 +147,9 @@ void dv_lock(struct dv_context *c);
 void dv_unlock(struct dv_context *c);
 /** One poll iteration from a verbs call (nothing in comm-core mode). Lock held. */
 unsigned dv_poll_inline(struct dv_context *c);
+/** The same from poll_cq/get_cq_event: an ACK it produces may wait for the
+ *  application's next request (link.c). Lock held. */
+unsigned dv_poll_app(struct dv_context *c);
 /** Start EAL and the port (first open). @return 0 or a positive errno. */
 int dv_engine_start(struct dv_device *d);
 /** Create the droce context and the progress thread. @return 0 or a positive errno. */

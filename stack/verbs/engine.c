@@ -40,9 +40,18 @@
 /* The progress thread leaves the context to an application that entered a
  * verbs call this recently: one in a poll_cq loop drives the engine itself,
  * and two pollers per process would only fight over the lock and the CPUs.
- * Short, so a program spinning on memory between two calls (ib_write_lat)
- * gets the progress thread back almost at once. */
-#define APP_ACTIVE_NS 5000u
+ * The window adapts: it starts at APP_ACTIVE_MIN_NS and doubles, up to
+ * APP_ACTIVE_MAX_NS, each time the progress thread steps in while the
+ * application is away and finds nothing to do (a ping-pong whose replies
+ * all arrive inside poll_cq, link.c); it drops back to the minimum as soon
+ * as stepping in finds work (a program that waits on memory for a peer's
+ * WRITE, or one whose peer does not hold its ACKs). */
+#define APP_ACTIVE_MIN_NS 5000u
+#define APP_ACTIVE_MAX_NS 100000u
+/* An application that left a verbs call this recently is still around
+ * (spinning on memory for the peer's WRITE, ib_write_lat): ACKs the
+ * progress thread produces may wait for its next request as well. */
+#define APP_RECENT_NS 50000u
 /* Shutdown: how long queued frames may take to leave, and how long we stay
  * silent before the port can go away (docs/usage.md: a memif peer still
  * polling when we disconnect can crash in DPDK 22.11). */
@@ -74,6 +83,9 @@ void dv_lock(struct dv_context *c)
 
 void dv_unlock(struct dv_context *c)
 {
+	/* On the way out too: a long poll is the application driving, and
+	 * the progress thread measures its absence from the last exit. */
+	atomic_store_explicit(&c->app_tsc, rte_get_tsc_cycles(), memory_order_relaxed);
 	atomic_store_explicit(&c->lock, 0, memory_order_release);
 }
 
@@ -82,6 +94,16 @@ unsigned dv_poll_inline(struct dv_context *c)
 	if (c->comm_core)
 		return 0;
 	return droce_ctx_poll(c->dctx, dv_now(c));
+}
+
+unsigned dv_poll_app(struct dv_context *c)
+{
+	if (c->comm_core)
+		return 0;
+	dv_link_app_polling(&c->link, true);
+	unsigned n = droce_ctx_poll(c->dctx, dv_now(c));
+	dv_link_app_polling(&c->link, false);
+	return n;
 }
 
 static void sleep_ns(long ns)
@@ -120,9 +142,49 @@ static void short_slice(void)
 	(void)syscall(SYS_sched_setattr, 0, &a, 0);
 }
 
+/* Take the context if the application neither holds nor wants it. */
+static bool try_take(struct dv_context *c)
+{
+	return !atomic_load_explicit(&c->want, memory_order_relaxed) &&
+	       !atomic_exchange_explicit(&c->lock, 1, memory_order_acquire);
+}
+
+static void give_back(struct dv_context *c)
+{
+	atomic_store_explicit(&c->lock, 0, memory_order_release);
+}
+
+/* DROCE_COMM_CORE: the comm core drives the context alone. A core of its
+ * own: spin, but nap once nothing has happened for a while, so that a comm
+ * core that shares its CPU after all does not starve who it shares with. */
+static void comm_core_loop(struct dv_context *c)
+{
+	unsigned idle = 0;
+	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
+		bool qps = atomic_load_explicit(&c->n_qps, memory_order_relaxed);
+		if (!try_take(c)) {
+			sleep_ns(IDLE_NAP_NS);
+			continue;
+		}
+		unsigned n = (qps ? droce_comm_poll(c->comm, dv_now(c))
+				  : droce_ctx_poll(c->dctx, dv_now(c))) + dv_scan_armed(c);
+		give_back(c);
+		if (!qps) {
+			/* No QP yet: answer ARP now and then (progress_main). */
+			sleep_ns(1000000);
+			continue;
+		}
+		idle = n ? 0 : idle + 1;
+		if (idle >= COMM_IDLE_SPIN)
+			sleep_ns(IDLE_NAP_NS);
+	}
+}
+
 static void *progress_main(void *arg)
 {
 	struct dv_context *c = arg;
+	/* Its own name, so that top and perf tell it from the application. */
+	pthread_setname_np(pthread_self(), "droce-progress");
 	int cpu = c->dev->cfg.comm_core >= 0 ? c->dev->cfg.comm_core : c->dev->cfg.lcore;
 	if (cpu >= 0)
 		pin(cpu);
@@ -131,47 +193,58 @@ static void *progress_main(void *arg)
 	short_slice();
 	/* An lcore id gives this thread its own mempool caches. */
 	rte_thread_register();
+	if (c->comm_core) {
+		comm_core_loop(c);
+		rte_thread_unregister();
+		return NULL;
+	}
 	unsigned idle = 0, busy = 0;
-	uint64_t active_tsc = (uint64_t)((double)APP_ACTIVE_NS / c->ns_per_tsc);
+	uint64_t active_ns = APP_ACTIVE_MIN_NS;
 	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
 		if (!atomic_load_explicit(&c->n_qps, memory_order_relaxed)) {
 			/* No QP yet: still answer the port's ARP requests now and
 			 * then, so that a peer resolving us in modify_qp(RTR) is not
 			 * kept waiting until this side creates its QPs. */
-			if (!atomic_load_explicit(&c->want, memory_order_relaxed) &&
-			    !atomic_exchange_explicit(&c->lock, 1, memory_order_acquire)) {
+			if (try_take(c)) {
 				droce_ctx_poll(c->dctx, dv_now(c));
-				dv_unlock(c);
+				give_back(c);
 			}
 			sleep_ns(1000000);
 			continue;
 		}
-		if (!c->comm_core &&
-		    rte_get_tsc_cycles() - atomic_load_explicit(&c->app_tsc, memory_order_relaxed) <
-			    active_tsc) {
-			sleep_ns(APP_ACTIVE_NS);
+		uint64_t away = (uint64_t)((double)(rte_get_tsc_cycles() -
+						    atomic_load_explicit(&c->app_tsc, memory_order_relaxed)) *
+					   c->ns_per_tsc);
+		if (away < active_ns) {
+			/* The application drives. ACKs it holds for its next
+			 * request must still leave in time (link.c). */
+			uint64_t held = dv_link_held_since(&c->link);
+			if (!held) {
+				sleep_ns((long)(active_ns - away));
+				continue;
+			}
+			if (dv_now(c) - held >= c->link.hold_ns && try_take(c)) {
+				droce_ctx_poll(c->dctx, dv_now(c));
+				give_back(c);
+			}
+			sleep_ns((long)c->link.hold_ns);
 			continue;
 		}
-		if (atomic_load_explicit(&c->want, memory_order_relaxed) ||
-		    atomic_exchange_explicit(&c->lock, 1, memory_order_acquire)) {
+		if (!try_take(c)) {
 			/* The application has it or wants it: get out of its way
 			 * (it may be waiting for this very CPU). */
 			sleep_ns(IDLE_NAP_NS);
 			continue;
 		}
-		unsigned n = c->comm ? droce_comm_poll(c->comm, dv_now(c))
-				     : droce_ctx_poll(c->dctx, dv_now(c));
+		bool recent = away < APP_RECENT_NS;
+		dv_link_app_polling(&c->link, recent);
+		unsigned n = droce_ctx_poll(c->dctx, dv_now(c));
+		dv_link_app_polling(&c->link, false);
 		n += dv_scan_armed(c);
-		dv_unlock(c);
-		if (c->comm_core) {
-			/* A core of its own: spin, but nap once nothing has
-			 * happened for a while, so that a comm core that shares
-			 * its CPU after all does not starve who it shares with. */
-			idle = n ? 0 : idle + 1;
-			if (idle >= COMM_IDLE_SPIN)
-				sleep_ns(IDLE_NAP_NS);
-			continue;
-		}
+		give_back(c);
+		if (recent)
+			active_ns = n ? APP_ACTIVE_MIN_NS
+				      : (active_ns * 2 > APP_ACTIVE_MAX_NS ? APP_ACTIVE_MAX_NS : active_ns * 2);
 		if (n) {
 			idle = 0;
 			if (++busy < BUSY_STREAK)
@@ -181,6 +254,12 @@ static void *progress_main(void *arg)
 			continue;
 		}
 		busy = 0;
+		if (dv_link_held_since(&c->link)) {
+			/* ACKs held for the application's next request: back
+			 * when they are due. */
+			sleep_ns((long)c->link.hold_ns);
+			continue;
+		}
 		/* Nothing to do: nap rather than spin. A thread that mostly
 		 * sleeps has used less than its share of the CPU, so when it
 		 * wakes the scheduler lets it in at once (EEVDF lag), even
@@ -273,7 +352,7 @@ int dv_engine_open(struct dv_context *c)
 	cp.ip_version = 4;
 	memcpy(cp.ip, d->cfg.ip, 4);
 	memcpy(cp.mac, d->mac, 6);
-	cp.link = droce_port_link(d->port);
+	cp.link = dv_link_init(&c->link, droce_port_link(d->port), DV_ACK_HOLD_NS);
 	cp.seed = rte_get_tsc_cycles();
 	cp.max_qps = DV_MAX_QP;
 	cp.max_mrs = DV_MAX_MR;
@@ -331,6 +410,9 @@ static void print_drops(const struct dv_context *c)
 			fprintf(stderr, ", drop %s %llu", name, (unsigned long long)cs.drop[i]);
 	}
 	fprintf(stderr, "\n");
+	fprintf(stderr, "droce: ACKs held for a request: %llu left with one, %llu alone (%llu polls held)\n",
+		(unsigned long long)c->link.piggybacked, (unsigned long long)c->link.expired,
+		(unsigned long long)c->link.held_polls);
 }
 
 void dv_engine_close(struct dv_context *c)

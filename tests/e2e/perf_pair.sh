@@ -46,12 +46,22 @@ for size in ${sizes//,/ }; do
     echo "FAIL: $test size $size: JSON check is not ok"; cat "$work/client.json"; rc=1; continue
   fi
   # Every QP of the client (the requester) measured its RTT and reports the
-  # timeout and window it uses (issue 12).
-  if ! /usr/bin/python3 - "$work/client.json" <<'PY'
+  # timeout and window it uses (issue 12). With --impair a QP may end with
+  # no sample at all: Karn's rule takes none from a resent packet, and at
+  # 1 MB with 1% loss every message of a QP can be resent (seen in 1 of 4
+  # runs). The runs without --impair require a sample on every QP; the
+  # sampler itself is tested in tests/unit and tests/sim.
+  impaired=0
+  case " $* " in *" --impair "*) impaired=1 ;; esac
+  if ! /usr/bin/python3 - "$work/client.json" "$impaired" <<'PY'
 import json, sys
 qps = json.load(open(sys.argv[1]))["qps"]
-ok = qps and all(q["rtt_samples"] > 0 and 0 < q["rtt_min_us"] <= q["rtt_srtt_us"] + q["rtt_var_us"] * 4
-                 and q["timeout_us"] > 0 and q["window_pkts"] > 0 for q in qps)
+impaired = sys.argv[2] == "1"
+def sane(q):
+    return q["timeout_us"] > 0 and q["window_pkts"] > 0 and (
+        q["rtt_samples"] == 0 or 0 < q["rtt_min_us"] <= q["rtt_srtt_us"] + q["rtt_var_us"] * 4)
+sampled = [q["rtt_samples"] > 0 for q in qps]
+ok = qps and all(sane(q) for q in qps) and (impaired or all(sampled))
 sys.exit(0 if ok else 1)
 PY
   then

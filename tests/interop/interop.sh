@@ -86,6 +86,17 @@ iters() { # TEST SIZE -> iterations: few, rxe under TCG moves ~0.1 Gbit/s
   esac
 }
 
+# A PSN of rxe's requests (opcodes 13-18 are responses) sent with two different opcodes: rxe numbered
+# its send queue anew (a message resent at another PSN). Prints the first.
+rxe_renumbered() { # CAPTURE
+  "$dump" --json "$1" 2>/dev/null |
+    sed -n 's/.*"src":"\([^"]*\)".*"opcode":\([0-9]*\),.*"psn":\([0-9]*\),.*/\1 \2 \3/p' |
+    awk -v ip="$GUEST_IP_0" '$1 == ip && ($2 < 13 || $2 > 18) {
+        k = $3
+        if ((k in op) && op[k] != $2) { printf "PSN %s sent as opcode %s and as %s\n", k, op[k], $2; found = 1; exit }
+        op[k] = $2 } END { exit !found }'
+}
+
 port=$((20000 + $$ % 20000))
 run_case() { # ROLE(droce-server|droce-client) SIZE
   local role=$1 size=$2 n tag cap common dpid tpid id drc grc t0=$SECONDS t1 t2
@@ -137,8 +148,17 @@ run_case() { # ROLE(droce-server|droce-client) SIZE
   res=$(grep -A1 '#bytes' "$work/$tag.droce.out" "$work/$tag.rxe.out" 2>/dev/null | grep -v '#bytes' | grep -v '^--' | sed 's/^[^:]*out[-:]//' | head -1)
   if [ $drc != 0 ] || [ $grc != 0 ] || ! grep -q "Check: ok" "$work/$tag.droce.out" ||
      ! grep -q "Check: ok" "$work/$tag.rxe.out"; then
-    if [ "$mode" = loss ] && grep -q "remote invalid request error" "$work/$tag.rxe.out"; then
-      check_failed loss-invalid-req "$tag: droce's responder NAKed an rxe request as invalid (droce exit $drc, rxe exit $grc)"
+    local why
+    if [ "$mode" = loss ] && grep -q "remote invalid request error" "$work/$tag.rxe.out" &&
+       why=$(rxe_renumbered "$cap"); then
+      # Linux 6.1 rxe's requester, after a retry raced with an ACK, resends
+      # a message it had sent whole as a zero-length WRITE_ONLY and every
+      # packet after it one PSN late (docs/interop.md, pcap/resp-rxe-renumbered):
+      # droce's NAK invalid request is IBTA's answer, and rxe's own responder's.
+      echo "KNOWN $tag: rxe renumbered its requests after a retry ($why): droce NAKed invalid request as IBTA 9.7.5.2.2 and rxe's responder do"
+      return
+    elif [ "$mode" = loss ] && grep -q "remote invalid request error" "$work/$tag.rxe.out"; then
+      check_failed loss-invalid-req "$tag: droce's responder NAKed an rxe request as invalid, and rxe sent no PSN twice with other opcodes (droce exit $drc, rxe exit $grc)"
     else
       fail "$tag: droce exit $drc, rxe exit $grc"
     fi

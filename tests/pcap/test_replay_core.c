@@ -435,6 +435,78 @@ static void test_compare_send_ahead(void **state)
 	droce_rp_scenario_free(fx.s);
 }
 
+/* The comparison of a replay in "compare by-psn" mode and without, on a fixture of frames. */
+static void by_psn_case(const uint8_t *ops, const uint32_t *psns, const uint32_t *msns,
+			const uint8_t *syns, size_t ne, const uint8_t *gops, const uint32_t *gpsns,
+			const uint32_t *gmsns, const uint8_t *gsyns, size_t ng, unsigned *plain,
+			unsigned *by_psn)
+{
+	struct fixture fx;
+	fx_init(&fx);
+	for (size_t i = 0; i < ne; i++)
+		fx_expect(&fx, ops[i], psns[i], msns ? msns[i] : 0, syns ? syns[i] : 0);
+	for (size_t i = 0; i < ng; i++)
+		fx_got(&fx, gops[i], gpsns[i], gmsns ? gmsns[i] : 0, gsyns ? gsyns[i] : 0, 1000, 64);
+	*plain = droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, NULL);
+	fx.s->by_psn = true;
+	*by_psn = droce_rp_compare(fx.s, &fx.cap, fx.got, fx.ngot, getenv("RP_SHOW") ? stderr : NULL);
+	droce_rp_scenario_free(fx.s);
+}
+
+/*
+ * "compare by-psn" (a lossy link's capture): the side resent PSN 2, droce
+ * resends differently. Passes; what still fails: a new PSN out of
+ * sequence, a PSN never sent, one past the side's last. Responses: the
+ * same end (last PSN acknowledged, its MSN) passes however many ACKs and
+ * NAKs came before; another end, another MSN or a missing error NAK fail.
+ */
+static void test_compare_by_psn(void **state)
+{
+	(void)state;
+	const uint8_t W = DROCE_OP_RC_RDMA_WRITE_ONLY, A = DROCE_OP_RC_ACKNOWLEDGE;
+	const uint8_t w[8] = { W, W, W, W, W, W, W, W };
+	static const uint32_t cap[] = { 1, 2, 2, 3 };
+	struct { const uint32_t *psn; size_t n; bool ok; } rq[] = {
+		{ (const uint32_t[]){ 1, 2, 3, 2, 3 }, 5, true },  /* went back later, further */
+		{ (const uint32_t[]){ 1, 2, 3 }, 3, true },        /* no resend at all */
+		{ (const uint32_t[]){ 1, 3, 2 }, 3, false },       /* 3 before 2: out of sequence */
+		{ (const uint32_t[]){ 1, 2 }, 2, false },          /* 3 never sent */
+		{ (const uint32_t[]){ 1, 2, 3, 4 }, 4, false },    /* 4: past the side's last */
+	};
+	for (size_t k = 0; k < sizeof(rq) / sizeof(rq[0]); k++) {
+		unsigned plain, bp;
+		by_psn_case(w, cap, NULL, NULL, 4, w, rq[k].psn, NULL, NULL, rq[k].n, &plain, &bp);
+		if ((bp == 0) != rq[k].ok)
+			fail_msg("requests case %zu: %u differences by PSN", k, bp);
+		if (k == 0 && plain == 0)
+			fail_msg("requests case 0 should differ in order without by-psn");
+	}
+	const uint8_t ack = DROCE_AETH_ACK, seq = DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR,
+		      inv = DROCE_AETH_NAK | DROCE_NAK_INVALID_REQ;
+	const uint8_t a[4] = { A, A, A, A };
+	static const uint32_t ep[] = { 1, 2, 3 }, em[] = { 1, 1, 2 };
+	const uint8_t es[] = { ack, seq, ack };
+	struct { uint32_t psn, msn; uint8_t syn; bool ok; } rs[] = {
+		{ 3, 2, DROCE_AETH_ACK, true },   /* one ACK for all: the same end */
+		{ 2, 1, DROCE_AETH_ACK, false },  /* ends before the side's end */
+		{ 3, 3, DROCE_AETH_ACK, false },  /* the same PSN with another MSN */
+	};
+	for (size_t k = 0; k < sizeof(rs) / sizeof(rs[0]); k++) {
+		unsigned plain, bp;
+		by_psn_case(a, ep, em, es, 3, a, &rs[k].psn, &rs[k].msn, &rs[k].syn, 1, &plain, &bp);
+		if ((bp == 0) != rs[k].ok)
+			fail_msg("responses case %zu: %u differences by PSN", k, bp);
+	}
+	/* an error NAK of the side's droce does not send */
+	static const uint32_t np[] = { 1, 2 }, nm[] = { 1, 1 };
+	const uint8_t ns[] = { ack, inv };
+	unsigned plain, bp;
+	by_psn_case(a, np, nm, ns, 2, a, np, nm, (const uint8_t[]){ ack, ack }, 2, &plain, &bp);
+	assert_true(bp > 0);
+	by_psn_case(a, np, nm, ns, 2, a, np, nm, ns, 2, &plain, &bp);
+	assert_int_equal(bp, 0);
+}
+
 static void test_compare_coalescing(void **state)
 {
 	(void)state;
@@ -876,6 +948,7 @@ int main(void)
 		cmocka_unit_test(test_compare_lost),
 		cmocka_unit_test(test_compare_late),
 		cmocka_unit_test(test_compare_send_ahead),
+		cmocka_unit_test(test_compare_by_psn),
 		cmocka_unit_test(test_compare_coalescing),
 		cmocka_unit_test(test_compare_per_qp_order),
 		cmocka_unit_test(test_rewrite),

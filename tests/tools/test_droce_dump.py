@@ -348,16 +348,23 @@ TSHARK_FIELDS = [
 ]
 
 
-def tshark_rows(path):
+def tshark_list(path, *fields, display=None):
+    """tshark's first value of each field, one row per frame (shown by display)."""
     cmd = ["tshark", "-r", path, "-d", "udp.port==4791,infiniband", "--disable-protocol", "tftp",
-           "-T", "fields", "-E", "separator=\t", "-E", "occurrence=f", "-e", "frame.number"]
-    for f, _, _ in TSHARK_FIELDS:
+           "-T", "fields", "-E", "separator=\t", "-E", "occurrence=f"]
+    if display:
+        cmd += ["-Y", display]
+    for f in fields:
         cmd += ["-e", f]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     if p.returncode != 0:
         fail("%s: tshark exit %d: %s" % (path, p.returncode, p.stderr.decode().strip()))
         return []
     return [line.split("\t") for line in p.stdout.decode().splitlines()]
+
+
+def tshark_rows(path):
+    return tshark_list(path, "frame.number", *[f for f, _, _ in TSHARK_FIELDS])
 
 
 def tshark_value(text, kind):
@@ -448,20 +455,6 @@ def check_tshark_corpus(exe, corpus):
 # the packet), which RFC 8200 allows only for tunnels; RC frames get the same.
 UD_TESTS = "test_send_recv,test_send_recv_ipv6,test_gsi"
 IPV6_ZERO_CSUM = "Illegal checksum value (0)"
-
-
-def tshark_list(path, *fields, display=None):
-    cmd = ["tshark", "-r", path, "-d", "udp.port==4791,infiniband", "-T", "fields",
-           "-E", "separator=\t", "-E", "occurrence=f"]
-    if display:
-        cmd += ["-Y", display]
-    for f in fields:
-        cmd += ["-e", f]
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
-    if p.returncode != 0:
-        fail("%s: tshark exit %d: %s" % (path, p.returncode, p.stderr.decode().strip()))
-        return []
-    return [line.split("\t") for line in p.stdout.decode().splitlines()]
 
 
 def check_tshark_ud(exe, udtest):

@@ -109,12 +109,13 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* A UD SEND of @p len bytes at @p off of side @p s's buffer to @p dqpn. */
-static int ud_send(struct fx *f, int s, uint64_t wr_id, size_t off, uint32_t len, uint32_t dqpn,
-		   uint32_t qkey, enum droce_wr_opcode op, uint32_t imm)
+/* A signaled UD SEND from @p qp of @p len bytes at @p off of side @p s's
+ * buffer (key @p lkey) to @p dqpn through side @p s's address handle. */
+static int ud_post(struct fx *f, struct droce_qp *qp, int s, uint64_t wr_id, size_t off,
+		   uint32_t len, uint32_t lkey, uint32_t dqpn, uint32_t qkey,
+		   enum droce_wr_opcode op, uint32_t imm)
 {
-	struct droce_sge sge = {.addr = (uintptr_t)f->u.buf[s] + off, .length = len,
-				.lkey = f->u.mr[s]->lkey};
+	struct droce_sge sge = {.addr = (uintptr_t)f->u.buf[s] + off, .length = len, .lkey = lkey};
 	struct droce_send_wr wr, *bad = NULL;
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = wr_id;
@@ -126,7 +127,14 @@ static int ud_send(struct fx *f, int s, uint64_t wr_id, size_t off, uint32_t len
 	wr.wr.ud.ah = f->u.ah[s];
 	wr.wr.ud.remote_qpn = dqpn;
 	wr.wr.ud.remote_qkey = qkey;
-	return droce_post_send(f->u.qp[s], &wr, &bad);
+	return droce_post_send(qp, &wr, &bad);
+}
+
+/* The same from side @p s's UD QP with its MR's key. */
+static int ud_send(struct fx *f, int s, uint64_t wr_id, size_t off, uint32_t len, uint32_t dqpn,
+		   uint32_t qkey, enum droce_wr_opcode op, uint32_t imm)
+{
+	return ud_post(f, f->u.qp[s], s, wr_id, off, len, f->u.mr[s]->lkey, dqpn, qkey, op, imm);
 }
 
 static void ud_recv(struct fx *f, int s, uint64_t wr_id, size_t off, uint32_t len)
@@ -368,25 +376,15 @@ static void test_gsi(void **state)
 	struct droce_recv_wr *rbad;
 	assert_int_equal(droce_post_recv(g[SIDE_B], &rw, &rbad), 0);
 	/* A CM RTU MAD (256 bytes) from A's GSI QP, Q_Key "the QP's" (high bit). */
-	struct droce_sge ss = {.addr = (uintptr_t)f->u.buf[SIDE_A] + 4096, .length = 256,
-			       .lkey = f->u.mr[SIDE_A]->lkey};
 	struct droce_cm_msg m;
 	memset(&m, 0, sizeof(m));
 	droce_mad_hdr_init(&m.hdr, DROCE_CM_ATTR_RTU, 0x1234567800000042ull);
 	m.u.rtu.local_comm_id = 0x11223344;
 	m.u.rtu.remote_comm_id = 0x55667788;
 	assert_int_equal(droce_mad_encode(f->u.buf[SIDE_A] + 4096, 256, &m), 256);
-	struct droce_send_wr sw, *sbad;
-	memset(&sw, 0, sizeof(sw));
-	sw.wr_id = 5;
-	sw.sg_list = &ss;
-	sw.num_sge = 1;
-	sw.opcode = DROCE_WR_SEND;
-	sw.send_flags = DROCE_SEND_SIGNALED;
-	sw.wr.ud.ah = f->u.ah[SIDE_A];
-	sw.wr.ud.remote_qpn = DROCE_GSI_QPN;
-	sw.wr.ud.remote_qkey = 0x80000000u;
-	assert_int_equal(droce_post_send(g[SIDE_A], &sw, &sbad), 0);
+	const uint32_t alkey = f->u.mr[SIDE_A]->lkey;
+	assert_int_equal(ud_post(f, g[SIDE_A], SIDE_A, 5, 4096, 256, alkey, DROCE_GSI_QPN, 0x80000000u,
+				 DROCE_WR_SEND, 0), 0);
 	struct droce_wc wc[4];
 	assert_int_equal(drain(f, SIDE_A, wc, 4), 1);
 	assert_int_equal(wc[0].qp_num, 1);
@@ -402,7 +400,8 @@ static void test_gsi(void **state)
 	/* Once destroyed, QPN 1 is unknown again and a new GSI QP may be made. */
 	assert_int_equal(droce_destroy_qp(g[SIDE_B]), 0);
 	p->nqps--;
-	assert_int_equal(droce_post_send(g[SIDE_A], &sw, &sbad), 0);
+	assert_int_equal(ud_post(f, g[SIDE_A], SIDE_A, 5, 4096, 256, alkey, DROCE_GSI_QPN, 0x80000000u,
+				 DROCE_WR_SEND, 0), 0);
 	assert_int_equal(drain(f, SIDE_A, wc, 4), 1);
 	assert_int_equal(ctx_drops(p, SIDE_B, "UNKNOWN_QPN"), 1);
 	struct droce_qp_init_attr ia = {.send_cq = f->u.cq[SIDE_B], .recv_cq = f->u.cq[SIDE_B],
@@ -483,18 +482,8 @@ static void test_send_error_sqe(void **state)
 	struct fx *f = *state;
 	uint32_t bqpn = droce_qp_num(f->u.qp[SIDE_B]);
 	struct droce_qp *qa = f->u.qp[SIDE_A];
-	struct droce_sge sge = {.addr = (uintptr_t)f->u.buf[SIDE_A], .length = 8,
-				.lkey = f->u.mr[SIDE_A]->lkey ^ 0x55};
-	struct droce_send_wr wr, *bad;
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = 1;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = DROCE_WR_SEND;
-	wr.wr.ud.ah = f->u.ah[SIDE_A];
-	wr.wr.ud.remote_qpn = bqpn;
-	wr.wr.ud.remote_qkey = QKEY_B;
-	assert_int_equal(droce_post_send(qa, &wr, &bad), 0);
+	assert_int_equal(ud_post(f, qa, SIDE_A, 1, 0, 8, f->u.mr[SIDE_A]->lkey ^ 0x55, bqpn, QKEY_B,
+				 DROCE_WR_SEND, 0), 0);
 	assert_int_equal(ud_send(f, SIDE_A, 2, 0, 8, bqpn, QKEY_B, DROCE_WR_SEND, 0), 0);
 	struct droce_wc wc[4];
 	assert_int_equal(drain(f, SIDE_A, wc, 4), 2);
