@@ -249,6 +249,12 @@ int cma_device(void)
 	c.resolve_arg = cma.verbs;
 	c.max_conns = CMA_MAX_CONNS;
 	c.event_queue = 2 * CMA_MAX_CONNS;
+	/* TIMEWAIT of the order of the kernel's (its cm timewait follows the
+	 * ACK delay and packet lifetime: a large fraction of a second), not
+	 * droce's default few ms: programs such as rping tear down after
+	 * DISCONNECTED and do not expect TIMEWAIT_EXIT meanwhile (rping's CM
+	 * thread then reads a channel its main thread has destroyed) */
+	c.timewait_ns = CMA_TIMEWAIT_NS;
 	cma.h->lock(cma.verbs);
 	int r = droce_cm_open(cma.ctx, &c);
 	cma.h->unlock(cma.verbs);
