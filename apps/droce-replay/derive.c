@@ -1622,33 +1622,32 @@ static bool lossy(struct dctx *d)
 }
 
 /*
- * The longest the side went without an answer on connection @p ci while it
- * had requests out (from its first request to the peer's last answer). A
- * side that lived through it did not run out of retries (rxe counts
- * retry_cnt 7 as "forever"): a replay compared by PSN gives droce an ACK
- * timeout at which seven expiries take longer than that silence, so the
- * replay does not end in RETRY_EXC_ERR where the side did not.
+ * How long connection @p ci ran, from the side's first request to the last
+ * frame on it. A replay compared by PSN feeds the peer's answers as
+ * captured, whatever droce resends: answers to packets droce sends later
+ * than the side did, or to re-requests it makes elsewhere, are stale for
+ * it and restart no timer. So droce's ACK timeout is raised until seven
+ * expiries take longer than the whole conversation (rxe, the side here,
+ * counts a retry count of 7 as "forever"): the replay then does not end in
+ * RETRY_EXC_ERR where the side did not; its timer resends are not compared.
  */
-static uint64_t longest_silence(const struct dctx *d, unsigned ci)
+static uint64_t conversation_span(const struct dctx *d, unsigned ci)
 {
-	uint64_t last = 0, most = 0;
+	uint64_t first = 0, last = 0;
 	bool out = false;
 	for (size_t i = 0; i < d->nfr; i++) {
 		const struct fr *a = &d->fr[i];
-		if (a->conn != (int)ci || !a->p.op || a->gone || (a->p.op->flags & DROCE_OPF_CNP))
+		if (a->conn != (int)ci || !a->p.op || a->gone)
 			continue;
-		bool req = (a->p.op->flags & DROCE_OPF_REQ) != 0;
 		uint64_t t = a->t_seen ? a->t_seen : a->f->t_ns;
-		if (a->role == DROCE_RP_OWN && req && !out) {
+		if (!out && a->role == DROCE_RP_OWN && (a->p.op->flags & DROCE_OPF_REQ)) {
 			out = true;
-			last = t;
-		} else if (a->role == DROCE_RP_PEER && !req && out) {
-			if (t > last && t - last > most)
-				most = t - last;
-			last = t;
+			first = t;
 		}
+		if (out && t > last)
+			last = t;
 	}
-	return most;
+	return out && last > first ? last - first : 0;
 }
 
 static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *out)
@@ -1686,9 +1685,10 @@ static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *o
 		bool unacked = c->own_started &&
 			       (!c->any_acked_by_peer || c->acked_by_peer != psn_add(c->own_next, PSN_MASK));
 		if (c->timeout_retx) {
-			if (by_psn) {
-				uint64_t quiet = longest_silence(d, i);
-				while (c->timeout < 31 && 7 * (4096ull << c->timeout) <= quiet)
+			/* a side that gave up keeps its timer: droce must give up too */
+			if (by_psn && !(unacked && c->max_resends <= 7)) {
+				uint64_t span = conversation_span(d, i);
+				while (c->timeout < 31 && 7 * (4096ull << c->timeout) <= span)
 					c->timeout++;
 			}
 			fprintf(out, " timeout=%u", c->timeout);

@@ -775,6 +775,9 @@ struct mframe {
 
 /* AETH syndromes of the next derive_text_of()'s frames (all 0, ACK, by default). */
 static uint8_t g_mf_syn[16];
+/* Their capture times in ns, when g_mf_timed (else frame i at i us). */
+static uint64_t g_mf_t[16];
+static bool g_mf_timed;
 
 /* Derive from frames @p mf; the scenario goes to @p text (NULL: discarded). */
 static int derive_text_of(const struct mframe *mf, unsigned n, char *err, size_t errlen, char *text,
@@ -800,7 +803,7 @@ static int derive_text_of(const struct mframe *mf, unsigned n, char *err, size_t
 		h.ext.aeth.msn = 1;
 		h.ext.aeth.syndrome = g_mf_syn[i];
 		h.payload_len = mf[i].payload ? 4 : 0;
-		f[i] = (struct droce_rp_frame){ .num = i + 1, .t_ns = i * 1000, .data = buf[i] };
+		f[i] = (struct droce_rp_frame){ .num = i + 1, .t_ns = g_mf_timed ? g_mf_t[i] : i * 1000, .data = buf[i] };
 		f[i].len = f[i].orig_len = (uint32_t)droce_build_frame(buf[i], 256, &h, mf[i].payload);
 		assert_true(f[i].len > 0);
 	}
@@ -936,6 +939,37 @@ static void test_derive_starts_early(void **state)
 	memset(g_mf_syn, 0, sizeof(g_mf_syn));
 }
 
+/*
+ * A lossy capture compared by PSN: the derived ACK timeout lets droce live
+ * through the whole conversation (seven expiries longer than it), not only
+ * its longest silence, since answers fed as captured restart no timer of
+ * droce's when droce sent later than the side (test first: timeout=7, the
+ * 3 ms silence, before; 9 for the 9 ms conversation after).
+ */
+static void test_derive_by_psn_timeout(void **state)
+{
+	(void)state;
+	char err[512] = "", text[8192];
+	const struct mframe f[] = {
+		{ DROCE_OP_RC_RDMA_WRITE_ONLY, true, 0, "abcd" },
+		{ DROCE_OP_RC_ACKNOWLEDGE, false, 0, NULL },
+		{ DROCE_OP_RC_RDMA_WRITE_ONLY, true, 1, "efgh" },
+		{ DROCE_OP_RC_ACKNOWLEDGE, false, 1, NULL },
+		{ DROCE_OP_RC_RDMA_WRITE_ONLY, true, 2, "ijkl" },
+		{ DROCE_OP_RC_RDMA_WRITE_ONLY, true, 2, "ijkl" }, /* its timer, nothing prompted it */
+		{ DROCE_OP_RC_ACKNOWLEDGE, false, 2, NULL },
+	};
+	static const uint64_t t[] = { 0, 3000000, 3001000, 6000000, 6001000, 6011000, 9000000 };
+	memcpy(g_mf_t, t, sizeof(t));
+	g_mf_timed = true;
+	assert_int_equal(derive_text_of(f, 7, err, sizeof(err), text, sizeof(text)), 0);
+	g_mf_timed = false;
+	if (getenv("RP_SHOW"))
+		fputs(text, stderr);
+	assert_non_null(strstr(text, "compare by-psn"));
+	assert_non_null(strstr(text, " timeout=9\n"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -959,6 +993,7 @@ int main(void)
 		cmocka_unit_test(test_derive_off_wire),
 		cmocka_unit_test(test_derive_lossy),
 		cmocka_unit_test(test_derive_starts_early),
+		cmocka_unit_test(test_derive_by_psn_timeout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -208,6 +208,11 @@ static int server(int fd)
 	if (!r)
 		r = connect_qp(s.qp[1], &peer, peer.qpn[1], me.psn, 14, 7, 7);
 	CHECK(r == 0, "RTR/RTS: %s", strerror(r));
+	/* Both QPs in RTS before the client's first packet: a bad-rkey WRITE
+	 * that reached QP 0 in RTR would move it to ERR (IBTA 9.9.3, a class C
+	 * error: remote access) and fail our own RTR->RTS. */
+	char ready = 1;
+	xsend(fd, &ready, 1);
 	char done;
 	xrecv(fd, &done, 1);
 	close_side(&s);
@@ -339,6 +344,8 @@ static int client(int fd)
 	CHECK(r == 0, "QP1 RTR/RTS: %s", strerror(r));
 	r = connect_qp(s.qp[2], &peer, peer.qpn[1] + 1000, me.psn, 8, 1, 7);
 	CHECK(r == 0, "QP2 RTR/RTS: %s", strerror(r));
+	char ready;
+	xrecv(fd, &ready, 1); /* the server's QPs are in RTS */
 
 	struct ibv_sge sge = {.addr = (uintptr_t)s.buf, .length = 8, .lkey = s.mr->lkey};
 	struct ibv_wc wc;
