@@ -12,11 +12,15 @@
  *    ROUNDS connections carries a SEND that must complete. A REQ that
  *    meets the server's TIMEWAIT of the last one (droce reuses the QPN at
  *    once) is refused as stale (REJ 10): retried, at most 100 times.
- *   reconnect server IP PORT ROUNDS | reconnect client IP PORT ROUNDS
+ *  - "vanish": a server that stops dead (SIGSTOP, every thread) when the
+ *    REQ arrives, never answering: the client's CM gives up after its
+ *    retries (DROCE_CM_RESPONSE_TIMEOUT / DROCE_CM_RETRIES shorten them).
+ *   reconnect server|client|vanish IP PORT ROUNDS
  * Exits 0 and prints "reconnect: N rounds ok", or names what failed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,6 +125,8 @@ static void complete(struct res *r, enum ibv_wc_opcode op)
 	}
 }
 
+static bool vanish;
+
 static void serve(struct rdma_event_channel *ch, int rounds)
 {
 	uint8_t pd[56];
@@ -133,6 +139,8 @@ static void serve(struct rdma_event_channel *ch, int rounds)
 		struct res *r = id->context;
 		switch (ev->event) {
 		case RDMA_CM_EVENT_CONNECT_REQUEST: {
+			if (vanish)
+				raise(SIGSTOP); /* the REQ is in, no REP will ever leave */
 			check_pd(ev, 56, (uint8_t)(0x10 + got), "CONNECT_REQUEST");
 			r = &res[got % 2];
 			id->context = r;
@@ -246,8 +254,9 @@ static void run_client(struct rdma_event_channel *ch, struct sockaddr_in *sin, i
 int main(int argc, char **argv)
 {
 	if (argc != 5)
-		return fprintf(stderr, "usage: reconnect server|client IP PORT ROUNDS\n"), 2;
-	bool server = !strcmp(argv[1], "server");
+		return fprintf(stderr, "usage: reconnect server|client|vanish IP PORT ROUNDS\n"), 2;
+	vanish = !strcmp(argv[1], "vanish");
+	bool server = vanish || !strcmp(argv[1], "server");
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[3]))};
 	inet_pton(AF_INET, argv[2], &sin.sin_addr);
 	int rounds = atoi(argv[4]);
