@@ -90,7 +90,7 @@ int droce_rp_cm_add(struct droce_rp_cm *cm, const struct droce_pkt *p, unsigned 
 		}
 		if (m.hdr.tid != c->tid) {
 			snprintf(err, errlen, "frame %u: the REP's transaction ID %#llx is not its "
-				 "REQ's (frame %u, %#llx, 12.4)", num, (unsigned long long)m.hdr.tid,
+				 "REQ's (frame %u, %#llx)", num, (unsigned long long)m.hdr.tid,
 				 c->req_frame, (unsigned long long)c->tid);
 			return -EINVAL;
 		}

@@ -6,8 +6,10 @@
     from the REQ/REP (the passive side's send PSN shows nowhere else:
     it sends no request) and replays to a match;
   - tampered copies (generated the same way with one thing broken: the
-    REP's QPN, the REP's PSN, the RTU's comm ID) must be refused by
-    --derive with a message naming the frame;
+    REP's QPN, the REP's PSN, the RTU's comm ID, the REP's transaction ID,
+    the DREQ's QPN, a resent REQ naming another QP) must be refused by
+    --derive with a message naming the frame; an unchanged resent REQ and a
+    REQ with a bad ICRC (never seen by the CM) must not change the result;
   - ../shared/pcap-corpus/rxe-*.pcap (skipped when absent): every side's
     scenario carries the handshake's PSNs (Linux's CM: the REQ's PSN is the
     active side's receive PSN, the REP's its send PSN) and replays.
@@ -75,8 +77,16 @@ def main():
                   (g.P_QPN, g.D_QPN, g.CM_REP_PSN, g.CM_REQ_PSN, g.MTU),
                   'rdma_cm with %s, the side active: REQ frame 1, REP 2' % g.D_IP)
 
+    for tamper in ('req-resent', 'req-bad-icrc'):
+        c = g.cm_conversation(tamper)
+        path = os.path.join(work, 'cm-write-%s.pcap' % tamper)
+        write_pcap(path, c.frames)
+        derive_replay(replay, path, g.D_IP, work,
+                      (g.D_QPN, g.P_QPN, g.CM_REQ_PSN, g.CM_REP_PSN, g.MTU), 'side passive')
+
     for tamper, frame in (('rep-qpn', 'no RC conversation'), ('rep-psn', 'frame 2'),
-                          ('rtu-id', 'frame 3')):
+                          ('rtu-id', 'frame 3'), ('rep-tid', 'frame 2'), ('dreq-qpn', 'frame 9'),
+                          ('req-resent-other', 'frame 2')):
         c = g.cm_conversation(tamper)
         path = os.path.join(work, 'cm-write-%s.pcap' % tamper)
         write_pcap(path, c.frames)
