@@ -76,6 +76,10 @@ void droce_dump_decode(struct droce_dump_frame *f, const uint8_t *frame, size_t 
 		f->icrc_ok = late_icrc_ok(f);
 	else
 		f->icrc_ok = false;
+	if (f->has_payload)
+		droce_dump_mad_decode(&f->mad, p);
+	else
+		f->mad.present = false;
 }
 
 const char *droce_dump_addr(const struct droce_dump_frame *f, bool src, char *buf)

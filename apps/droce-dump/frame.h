@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "mad_view.h"
 #include "wire/parse.h"
 
 struct droce_dump_frame {
@@ -26,6 +27,7 @@ struct droce_dump_frame {
 	bool has_ext;         /**< the opcode's extension headers are valid */
 	bool has_payload;     /**< payload_len is valid */
 	bool icrc_ok;         /**< ICRC located and matching */
+	struct droce_dump_mad mad; /**< the CM MAD of a UD SEND to QP1 */
 };
 
 /**

@@ -51,6 +51,37 @@ static void put_ext(struct droce_json *j, const struct droce_pkt *p)
 		droce_json_uint(j, "atomic_ack", e->atomic_ack);
 }
 
+/* "mad": the CM MAD of a UD SEND to QP1 (docs/tools.md lists the keys). */
+static void put_mad(struct droce_json *j, const struct droce_dump_mad *d)
+{
+	const struct droce_mad_hdr *h = &d->msg.hdr;
+	struct droce_dump_mad_field fl[DROCE_DUMP_MAD_FIELDS_MAX];
+	const char *name = droce_cm_attr_name(h->attr_id);
+
+	droce_json_obj_begin(j, "mad");
+	if (d->has_hdr) {
+		droce_json_uint(j, "base_version", h->base_version);
+		droce_json_uint(j, "mgmt_class", h->mgmt_class);
+		droce_json_uint(j, "class_version", h->class_version);
+		droce_json_uint(j, "method", h->method);
+		droce_json_uint(j, "status", h->status);
+		droce_json_uint(j, "tid", h->tid);
+		droce_json_uint(j, "attr_id", h->attr_id);
+		if (h->mgmt_class == DROCE_MAD_CLASS_CM && name)
+			droce_json_str(j, "attr", name);
+	}
+	if (d->result == DROCE_MAD_OK) {
+		size_t n = droce_dump_mad_fields(&d->msg, fl);
+		for (size_t i = 0; i < n; i++)
+			droce_json_uint(j, fl[i].key, fl[i].v);
+		if (h->attr_id == DROCE_CM_ATTR_REJ)
+			droce_json_str(j, "reason_str", droce_cm_rej_reason_str(d->msg.u.rej.reason));
+	} else {
+		droce_json_str(j, "error", droce_mad_result_name(d->result));
+	}
+	droce_json_obj_end(j);
+}
+
 void droce_dump_print_json(FILE *out, const struct droce_dump_frame *f)
 {
 	const struct droce_pkt *p = &f->pkt;
@@ -94,6 +125,8 @@ void droce_dump_print_json(FILE *out, const struct droce_dump_frame *f)
 	 * the extension headers. */
 	if (f->has_payload && (p->op->flags & DROCE_OPF_PAYLOAD))
 		droce_json_uint(&j, "payload_len", p->h.payload_len);
+	if (f->mad.present)
+		put_mad(&j, &f->mad);
 	droce_json_str(&j, "icrc", f->icrc_ok ? "ok" : "bad");
 	if (f->result != DROCE_PARSE_OK)
 		droce_json_str(&j, "error", droce_parse_result_name(f->result));

@@ -3,7 +3,9 @@
  * droce-dump's default output, one line per frame in the spirit of tshark's
  * summary: number, time since the first frame, addresses, length on the
  * wire, then the opcode, QPN, PSN, set flags and extension header fields.
- * Problems come last in brackets: [ICRC bad], [malformed REASON: why].
+ * A CM MAD to QP1 follows (MAD header, attribute, transaction ID, the
+ * message's key fields). Problems come last in brackets: [ICRC bad],
+ * [malformed REASON: why]; a MAD the CM codec refuses: [MAD RESULT: why].
  */
 #include "frame.h"
 
@@ -72,6 +74,37 @@ static void put_ext(FILE *out, const struct droce_pkt *p)
 		fprintf(out, " IETH rkey=0x%08" PRIx32, e->ieth_rkey);
 }
 
+/* The CM MAD of a UD SEND to QP1: header, then the message's key fields. */
+static void put_mad(FILE *out, const struct droce_dump_mad *d)
+{
+	const struct droce_mad_hdr *h = &d->msg.hdr;
+	struct droce_dump_mad_field fl[DROCE_DUMP_MAD_FIELDS_MAX];
+	const char *name = droce_cm_attr_name(h->attr_id);
+
+	if (!d->has_hdr) {
+		fprintf(out, " MAD [malformed %s: %s]", droce_mad_result_name(d->result),
+			droce_mad_result_str(d->result));
+		return;
+	}
+	fprintf(out, " MAD v%u class=0x%02x cv=%u method=0x%02x", h->base_version, h->mgmt_class,
+		h->class_version, h->method);
+	if (h->mgmt_class == DROCE_MAD_CLASS_CM && name)
+		fprintf(out, " %s", name);
+	else
+		fprintf(out, " attr=0x%04x", h->attr_id);
+	fprintf(out, " tid=0x%016" PRIx64, h->tid);
+	if (d->result != DROCE_MAD_OK) {
+		fprintf(out, " [MAD %s: %s]", droce_mad_result_name(d->result),
+			droce_mad_result_str(d->result));
+		return;
+	}
+	size_t n = droce_dump_mad_fields(&d->msg, fl);
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, fl[i].hex ? " %s=0x%" PRIx64 : " %s=%" PRIu64, fl[i].key, fl[i].v);
+	if (h->attr_id == DROCE_CM_ATTR_REJ)
+		fprintf(out, " (%s)", droce_cm_rej_reason_str(d->msg.u.rej.reason));
+}
+
 void droce_dump_print_text(FILE *out, const struct droce_dump_frame *f)
 {
 	const struct droce_pkt *p = &f->pkt;
@@ -101,6 +134,8 @@ void droce_dump_print_text(FILE *out, const struct droce_dump_frame *f)
 		put_ext(out, p);
 	if (f->has_payload && (p->op->flags & DROCE_OPF_PAYLOAD))
 		fprintf(out, " payload=%" PRIu32, p->h.payload_len);
+	if (f->mad.present)
+		put_mad(out, &f->mad);
 	if (!f->icrc_ok)
 		fputs(" [ICRC bad]", out);
 	if (f->result != DROCE_PARSE_OK && f->result != DROCE_PARSE_BAD_ICRC)

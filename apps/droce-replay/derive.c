@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cm/mad.h"
+#include "derive_cm.h"
 #include "frames.h"
 #include "pmap.h"
 #include "scenario.h"
@@ -164,6 +166,8 @@ struct dctx {
 	struct region regions[MAX_REGIONS];
 	unsigned nregions;
 	unsigned ignored_ud, skipped_cnp[64], nskipped_cnp, retrans_own;
+	struct droce_rp_cm cm;       /* the rdma_cm handshakes the side took part in */
+	int cm_of[MAX_CONNS];        /* conns[i]'s handshake in cm.c[], or -1 */
 	uint32_t seq;                /* counts stores into the regions */
 	struct pcount *pc;
 	size_t npc, cappc;
@@ -1650,14 +1654,111 @@ static uint64_t conversation_span(const struct dctx *d, unsigned ci)
 	return out && last > first ? last - first : 0;
 }
 
+/*
+ * An rdma_cm handshake fixes the RC QP pair and its path MTU (12.6.5,
+ * 12.6.8): each complete one must name a QP pair the RC frames use (a
+ * capture whose handshake and data disagree is not one conversation), and
+ * where nothing was segmented its MTU is the REQ's, not a guess.
+ */
+static int cm_attrs(struct dctx *d)
+{
+	for (unsigned i = 0; i < MAX_CONNS; i++)
+		d->cm_of[i] = -1;
+	for (unsigned k = 0; k < d->cm.n; k++) {
+		const struct droce_rp_cm_conn *h = &d->cm.c[k];
+		if (!droce_rp_cm_complete(h))
+			continue;
+		int found = -1;
+		for (unsigned i = 0; i < d->nconns && found < 0; i++) {
+			const struct conn *c = &d->conns[i];
+			if (!memcmp(c->peer_ip, h->peer_ip, 16) && c->peer_known &&
+			    c->peer_qpn == h->peer_qpn && (!c->local_known || c->local_qpn == h->side_qpn))
+				found = (int)i;
+		}
+		if (found < 0)
+			return dfail(d, "frames %u/%u: rdma_cm connects the side's QPN %#x to the "
+				     "peer's %#x, but no RC conversation of the capture uses that pair",
+				     h->req_frame, h->rep_frame, h->side_qpn, h->peer_qpn);
+		struct conn *c = &d->conns[found];
+		c->local_qpn = h->side_qpn;
+		c->local_known = true;
+		d->cm_of[found] = (int)k;
+		unsigned mtu = 128u << h->path_mtu;
+		if (c->seg_max > mtu)
+			return dfail(d, "QP %#x: segments of %u bytes beyond the path MTU %u its REQ "
+				     "(frame %u) set", c->peer_qpn, c->seg_max, mtu, h->req_frame);
+		if (!c->seg_max && c->max_payload <= mtu)
+			c->mtu = mtu;
+	}
+	return 0;
+}
+
+/*
+ * The starting PSNs the handshake set (derive_cm.h: as Linux's CM applies
+ * them): checked against the RC frames where the side or the peer sent
+ * requests, taken from the handshake where one of them never did (a
+ * passive side that only answers has no request of its own to show its
+ * send queue's PSN).
+ */
+static int cm_psns(struct dctx *d)
+{
+	for (unsigned i = 0; i < d->nconns; i++) {
+		if (d->cm_of[i] < 0)
+			continue;
+		struct conn *c = &d->conns[i];
+		const struct droce_rp_cm_conn *h = &d->cm.c[d->cm_of[i]];
+		unsigned from = h->active ? h->rep_frame : h->req_frame;
+		unsigned to = h->active ? h->req_frame : h->rep_frame;
+		if (c->own_started && c->sq_psn != h->side_sq_psn)
+			return dfail(d, "QP %#x: the side's requests start at PSN %u, the %s (frame %u) "
+				     "set %u", c->local_qpn, c->sq_psn, h->active ? "REP" : "REQ", from,
+				     h->side_sq_psn);
+		if (c->peer_started && c->rq_psn != h->side_rq_psn)
+			return dfail(d, "QP %#x: the peer's requests start at PSN %u, the %s (frame %u) "
+				     "set %u", c->local_qpn, c->rq_psn, h->active ? "REQ" : "REP", to,
+				     h->side_rq_psn);
+		if (!c->own_started)
+			c->sq_psn = h->side_sq_psn;
+		if (!c->peer_started)
+			c->rq_psn = h->side_rq_psn;
+	}
+	return 0;
+}
+
+static void emit_cm(const struct dctx *d, FILE *out)
+{
+	char ipb[64];
+	fprintf(out, "# %u QP1/UD frames (%u rdma_cm MADs) are not replayed: the RC QPs are set up "
+		"as the handshake set them.\n", d->ignored_ud, d->cm.mads);
+	for (unsigned k = 0; k < d->cm.n; k++) {
+		const struct droce_rp_cm_conn *h = &d->cm.c[k];
+		fprintf(out, "# rdma_cm with %s, the side %s: REQ frame %u",
+			droce_rp_fmt_ip(d->ipv, h->peer_ip, ipb, sizeof(ipb)),
+			h->active ? "active" : "passive", h->req_frame);
+		if (h->rep_frame)
+			fprintf(out, ", REP %u (side QPN %#x sq-psn %u rq-psn %u, peer QPN %#x, MTU %u)",
+				h->rep_frame, h->side_qpn, h->side_sq_psn, h->side_rq_psn, h->peer_qpn,
+				128u << h->path_mtu);
+		if (h->rej_frame)
+			fprintf(out, ", REJ %u (reason %u: %s)", h->rej_frame, h->rej_reason,
+				droce_cm_rej_reason_str(h->rej_reason));
+		if (h->rtu_frame)
+			fprintf(out, ", RTU %u", h->rtu_frame);
+		if (h->dreq_frame)
+			fprintf(out, ", DREQ %u", h->dreq_frame);
+		if (h->drep_frame)
+			fprintf(out, ", DREP %u", h->drep_frame);
+		fputs("\n", out);
+	}
+}
+
 static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *out)
 {
 	char ipb[64];
 	fprintf(out, "# Derived by droce-replay --derive from %s, side %s.\n", cap_path, side);
 	fprintf(out, "# droce plays %s; the peer's frames are replayed to it.\n", side);
 	if (d->ignored_ud)
-		fprintf(out, "# %u QP1/UD frames (rdma_cm MADs) left out: droce is RC only.\n",
-			d->ignored_ud);
+		emit_cm(d, out);
 	fprintf(out, "capture %s\n", cap_path);
 	fprintf(out, "ip %s\n", side);
 	if (d->impair && d->impair[0])
@@ -1972,6 +2073,10 @@ int droce_rp_derive_impaired(const struct droce_rp_capture *cap, const char *cap
 		}
 		if (a->role == DROCE_RP_IGNORED) {
 			d->ignored_ud++;
+			/* a MAD with a bad ICRC never reached the CM (A17.4.5) */
+			if (a->r == DROCE_PARSE_OK &&
+			    (r = droce_rp_cm_add(&d->cm, &a->p, a->f->num, d->ip, d->err, d->errlen)))
+				goto out;
 			continue;
 		}
 		if (a->r != DROCE_PARSE_OK) {
@@ -2017,8 +2122,8 @@ int droce_rp_derive_impaired(const struct droce_rp_capture *cap, const char *cap
 	for (size_t i = 0; i < d->nfr; i++)
 		if (d->fr[i].role == DROCE_RP_OWN && d->fr[i].conn >= 0)
 			memcpy(d->conns[d->fr[i].conn].peer_mac, d->fr[i].p.h.net.dst_mac, 6);
-	if ((r = infer_mtu(d)) || (r = collect_regions(d)) ||
-	    (start_psns(d), (r = own_requests(d))) || (r = walk(d)))
+	if ((r = infer_mtu(d)) || (r = cm_attrs(d)) || (r = collect_regions(d)) ||
+	    (start_psns(d), (r = own_requests(d))) || (r = walk(d)) || (r = cm_psns(d)))
 		goto out;
 	d->impair = impair;
 	emit(d, cap_path, ip, out);

@@ -957,6 +957,66 @@ def lossy_rnr_write():
     return c
 
 
+# ------------------------------------------------------------- rdma_cm --
+
+CM_REQ_PSN, CM_REP_PSN = 0x00ABCD, 0xFFFFFE  # droce's sq-psn (the REQ's), rq-psn (its REP's)
+
+
+def cm_conversation(tamper=None):
+    """rdma_cm's handshake as Linux's CM runs it, droce passive (IBTA 12.6,
+    derive_cm.h): REQ in, REP out, RTU in; the peer WRITEs from the REP's
+    starting PSN; DREQ in, DREP out. @tamper breaks one thing the handshake
+    fixes ('rep-qpn': the REP names another QP than the RC frames use;
+    'rep-psn': the REP's PSN is not where the WRITEs start; 'rtu-id': the RTU
+    answers another comm ID; 'rep-tid': the REP has another transaction ID
+    than its REQ; 'dreq-qpn': the DREQ names another QP; 'req-resent-other':
+    a resent REQ names another QP) for the test that --derive refuses it, or
+    a capture it must still accept ('req-resent': the REQ resent unchanged,
+    12.9.7; 'req-bad-icrc': a corrupted REQ for another QP before the real
+    one, which the CM never saw)."""
+    from mad import QP1_QKEY, req, rep, ids
+    c = Case('cm-write', 'rdma_cm handshake (REQ, REP, RTU) to a passive droce, WRITEs on the '
+             'QPs it set up (a PSN wrap), then DREQ/DREP; the MADs are not replayed')
+    tid, a_id, p_id = 0x0000000100000001, 0x1A2B3C4D, 0x5E6F7081
+    ud = dict(dqpn=1, deth=(QP1_QKEY, 1))
+    rep_qpn = D_QPN + 1 if tamper == 'rep-qpn' else D_QPN
+    rep_psn = CM_REP_PSN + 5 if tamper == 'rep-psn' else CM_REP_PSN
+    the_req = lambda qpn: req(tid, a_id, 4791 + 1, qpn, CM_REQ_PSN, MTU, P_IP, D_IP, 40000)  # noqa: E731
+    if tamper == 'req-bad-icrc':
+        c.peer('UD_SEND_ONLY', 39, payload=the_req(P_QPN + 1), ackreq=True, bad_icrc=True, **ud)
+    c.peer('UD_SEND_ONLY', 40, payload=the_req(P_QPN), ackreq=True, **ud)
+    if tamper in ('req-resent', 'req-resent-other'):
+        c.peer('UD_SEND_ONLY', 41, dt=100000,
+               payload=the_req(P_QPN + (tamper == 'req-resent-other')), ackreq=True, **ud)
+    c.own('UD_SEND_ONLY', 70, payload=rep(tid + (tamper == 'rep-tid'), p_id, a_id, rep_qpn,
+                                          rep_psn), ackreq=True, **ud)
+    c.peer('UD_SEND_ONLY', 41, payload=ids('RTU', tid, a_id,
+                                           p_id + 1 if tamper == 'rtu-id' else p_id),
+           ackreq=True, **ud)
+    c.qp(sq=CM_REQ_PSN, rq=CM_REP_PSN)
+    resp_region(c)
+    a, b = data(40, 7), data(300, 8)
+    c.peer('WRITE_ONLY', CM_REP_PSN, payload=a, reth=(RADDR, RKEY, 40), ackreq=True)
+    c.own('ACK', CM_REP_PSN, aeth=(ack(), 1))
+    c.peer('WRITE_FIRST', 0xFFFFFF, payload=b[:256], reth=(RADDR + 256, RKEY, 300))
+    c.peer('WRITE_LAST', 0, payload=b[256:], ackreq=True)
+    c.own('ACK', 0, aeth=(ack(), 2))
+    c.peer('UD_SEND_ONLY', 42, dt=200000, payload=ids('DREQ', tid + 1, a_id, p_id,
+                                                          rep_qpn + (tamper == 'dreq-qpn')),
+           ackreq=True, **ud)
+    c.own('UD_SEND_ONLY', 71, payload=ids('DREP', tid + 1, p_id, a_id), ackreq=True, **ud)
+    c.s('expect-mem r 0 %s' % hexs(a))
+    c.s('expect-mem r 256 %s' % hexs(b))
+    c.s('expect-wc none')
+    c.s('allow ack-coalescing  # droce may ACK packets without AckReq too (9.7.5.1.1)')
+    return c
+
+
+@case
+def cm_write():
+    return cm_conversation()
+
+
 def main():
     global OUT
     if len(sys.argv) > 1:

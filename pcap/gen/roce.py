@@ -18,6 +18,7 @@ OP = {
     'READ_RESP_LAST': 0x0F, 'READ_RESP_ONLY': 0x10, 'ACK': 0x11,
     'ATOMIC_ACK': 0x12, 'CMP_SWAP': 0x13, 'FETCH_ADD': 0x14,
     'SEND_LAST_INV': 0x16, 'SEND_ONLY_INV': 0x17, 'CNP': 0x81,
+    'UD_SEND_ONLY': 0x64,
 }
 
 # AETH syndromes (IBTA 9.7.5.1.2 table 43)
@@ -84,9 +85,10 @@ def icrc(ip_hdr, udp_hdr, rest):
 def frame(src_mac, dst_mac, src_ip, dst_ip, op, dqpn, psn, payload=b'', se=False,
           ackreq=False, migreq=False, pkey=0xFFFF, becn=False, reth=None, atomic=None, aeth=None,
           aack=None, imm=None, ieth=None, ecn=0, dscp=26, ttl=64, ip_id=0, sport=49152,
-          bad_icrc=False):
+          bad_icrc=False, deth=None):
     """One Ethernet/IPv4/UDP/BTH frame. reth=(va, rkey, len); atomic=(va, rkey,
-    swap_add, compare); aeth=(syndrome, msn); aack=orig; imm, ieth: 32-bit.
+    swap_add, compare); aeth=(syndrome, msn); aack=orig; imm, ieth: 32-bit;
+    deth=(qkey, source QPN) for UD (9.3.3, before any other extension).
     migreq: BTH MigReq (9.2.4), which ConnectX and HiRoCE set on every packet."""
     code = OP[op]
     pad = (-len(payload)) % 4
@@ -94,6 +96,8 @@ def frame(src_mac, dst_mac, src_ip, dst_ip, op, dqpn, psn, payload=b'', se=False
                  0x40 if becn else 0, (dqpn >> 16) & 0xFF, (dqpn >> 8) & 0xFF, dqpn & 0xFF,
                  0x80 if ackreq else 0, (psn >> 16) & 0xFF, (psn >> 8) & 0xFF, psn & 0xFF])
     ext = b''
+    if deth is not None:
+        ext += struct.pack('>II', deth[0], deth[1] & 0xFFFFFF)
     if reth is not None:
         ext += struct.pack('>QII', *reth)
     if atomic is not None:

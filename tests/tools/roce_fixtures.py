@@ -46,6 +46,7 @@ OPCODES = {
     0x14: ("RC_FETCH_ADD", ["atomic"], False),
     0x17: ("RC_SEND_ONLY_WITH_INVALIDATE", ["ieth"], True),
     0x2A: ("UC_RDMA_WRITE_ONLY", ["reth"], True),
+    0x64: ("UD_SEND_ONLY", ["deth"], True),
     0x65: ("UD_SEND_ONLY_WITH_IMMEDIATE", ["deth", "imm"], True),
     0x81: ("CNP", ["cnp"], False),
 }
@@ -395,6 +396,108 @@ def bad_icrc_frames():
 LINKTYPE_ETHERNET, LINKTYPE_RAW, LINKTYPE_SLL, LINKTYPE_SLL2 = 1, 101, 113, 276
 
 
+# --- CM MADs (IBTA vol 1 13.4.2 header, 12.6 messages), UD SEND_ONLY to QP1 --
+
+CM_ATTR = {"REQ": 0x10, "MRA": 0x11, "REJ": 0x12, "REP": 0x13, "RTU": 0x14, "DREQ": 0x15,
+           "DREP": 0x16}
+
+
+def u24(v, low=0):
+    """A 24-bit field in bits 31:8 of a 32-bit word, @low in bits 7:0."""
+    return struct.pack("!I", (v << 8) | low)
+
+
+def cm_data(attr, m):
+    """The 232 bytes after the MAD header, laid out by offset (12.6.5-12.6.11)."""
+    d = bytearray(232)
+    if attr == "REQ":
+        d[0:4] = struct.pack("!I", m["local_comm_id"])
+        d[8:16] = struct.pack("!Q", m["service_id"])
+        d[16:24] = struct.pack("!Q", 0x0202C9FFFE000001)
+        d[32:36] = u24(m["qpn"], m["responder_resources"])
+        d[36:40] = u24(0, m["initiator_depth"])
+        d[40:44] = u24(0, 20 << 3)                     # remote CM timeout, RC
+        d[44:48] = u24(m["start_psn"], (20 << 3) | m["retry_count"])
+        d[48:50] = b"\xff\xff"
+        d[50] = (m["path_mtu"] << 4) | m["rnr_retry_count"]
+        d[51] = 15 << 4                                # max CM retries
+        # primary path: LIDs 0xFFFF, GIDs, hop limit 64, local ACK timeout 19
+        d[52:56] = b"\xff\xff\xff\xff"
+        d[92], d[93], d[95] = 0, 64, 19 << 3
+    elif attr in ("MRA", "REJ", "REP", "RTU", "DREQ", "DREP"):
+        d[0:4] = struct.pack("!I", m["local_comm_id"])
+        d[4:8] = struct.pack("!I", m["remote_comm_id"])
+        if attr == "MRA":
+            d[8] = m["msg_mraed"] << 6
+            d[9] = m["service_timeout"] << 3
+        elif attr == "REJ":
+            d[8] = m["msg_rejected"] << 6
+            d[10:12] = struct.pack("!H", m["reason"])
+        elif attr == "REP":
+            d[12:16] = u24(m["qpn"])
+            d[20:24] = u24(m["start_psn"])
+            d[24], d[25] = m["responder_resources"], m["initiator_depth"]
+            d[27] = m["rnr_retry_count"] << 5
+        elif attr == "DREQ":
+            d[8:12] = u24(m["remote_qpn"])
+    return bytes(d)
+
+
+def mad(attr, tid, m, attr_id=None, mclass=0x07, method=0x03):
+    hdr = struct.pack("!BBBBHHQHHI", 1, mclass, 2, method, 0, 0, tid,
+                      CM_ATTR[attr] if attr_id is None else attr_id, 0, 0)
+    return hdr + cm_data(attr, m)
+
+
+def cm_frames():
+    """A whole rdma_cm exchange and its edge cases, each frame with the
+    "mad" object droce-dump --json must print. Returns [(dict, bytes)]."""
+    a, b = "192.0.2.1", "192.0.2.2"
+    ud = lambda src, dst, psn, payload: base(  # noqa: E731
+        opcode=0x64, src=src, dst=dst, dscp=0, ecn=0, migreq=False, dqpn=1, psn=psn,
+        ack_req=True, deth={"qkey": 0x80010000, "sqpn": 1}, payload=payload)
+    la, lb = 0x11223344, 0xA5A5F00D
+    msgs = [
+        (a, b, "REQ", 0x100, dict(local_comm_id=la, service_id=0x000000000106486B, qpn=0x000123,
+                                  start_psn=0xABCDEF, path_mtu=5, responder_resources=4,
+                                  initiator_depth=2, retry_count=7, rnr_retry_count=6)),
+        (b, a, "MRA", 0x100, dict(local_comm_id=lb, remote_comm_id=la, msg_mraed=0,
+                                  service_timeout=21)),
+        (b, a, "REP", 0x100, dict(local_comm_id=lb, remote_comm_id=la, qpn=0xFFFFFE,
+                                  start_psn=0x000001, responder_resources=2, initiator_depth=4,
+                                  rnr_retry_count=7)),
+        (a, b, "RTU", 0x100, dict(local_comm_id=la, remote_comm_id=lb)),
+        (a, b, "DREQ", 0x101, dict(local_comm_id=la, remote_comm_id=lb, remote_qpn=0xFFFFFE)),
+        (b, a, "DREP", 0x101, dict(local_comm_id=lb, remote_comm_id=la)),
+        (b, a, "REJ", 0x200, dict(local_comm_id=lb, remote_comm_id=0x77, msg_rejected=0,
+                                  reason=28)),
+    ]
+    out = []
+    for i, (src, dst, attr, tid, m) in enumerate(msgs):
+        f = ud(src, dst, 10 + i, mad(attr, tid, m))
+        want = OrderedDict(base_version=1, mgmt_class=7, class_version=2, method=3, status=0,
+                           tid=tid, attr_id=CM_ATTR[attr], attr=attr)
+        want.update(m)
+        if attr == "REJ":
+            want["reason_str"] = "consumer reject"
+        out.append((f, want))
+    # refused by the codec: an unknown attribute, a MAD of another class, a short one
+    out.append((ud(a, b, 30, mad("RTU", 0x300, dict(local_comm_id=1, remote_comm_id=2),
+                                 attr_id=0x0042)),
+                OrderedDict(base_version=1, mgmt_class=7, class_version=2, method=3, status=0,
+                            tid=0x300, attr_id=0x42, error="UNKNOWN_ATTR")))
+    out.append((ud(a, b, 31, mad("RTU", 0x301, dict(local_comm_id=1, remote_comm_id=2),
+                                 mclass=0x04)),
+                OrderedDict(base_version=1, mgmt_class=4, class_version=2, method=3, status=0,
+                            tid=0x301, attr_id=0x14, error="NOT_CM")))
+    out.append((ud(a, b, 32, bytes(100)), OrderedDict(error="TRUNCATED")))
+    res = []
+    for i, (f, want) in enumerate(out, 1):
+        f["frame"] = i
+        res.append((f, want, roce_frame(f)))
+    return res
+
+
 def ts(i):
     """Capture time of frame i (0-based): T0 + i * 1.25 ms."""
     return T0, i * 1250
@@ -462,6 +565,7 @@ def write_all(d):
         "bad-icrc.pcap": lambda p: write_pcap(p, [fr for fr, _ in bad_icrc_frames()]),
         "malformed.pcap": lambda p: write_pcap(p, [fr for fr, _ in malformed_frames()[:1]]),
         "malformed-all.pcap": lambda p: write_pcap(p, [fr for fr, _ in malformed_frames()]),
+        "cm.pcap": lambda p: write_pcap(p, [fr for _, _, fr in cm_frames()]),
     }
     paths = {}
     for name, writer in files.items():

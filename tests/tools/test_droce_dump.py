@@ -20,6 +20,12 @@
                         every one UD with a DETH, no malformed frame, and the
                         GSI QP's MAD read by tshark's CM dissector
                         (../shared/pcap-corpus; skipped when absent)
+  cm EXE                the CM MADs of a generated exchange (REQ, MRA, REP, RTU,
+                        DREQ, DREP, REJ, and MADs the codec refuses): the "mad"
+                        object of --json key for key, and the text summary
+  tshark-cm EXE DIR     the MAD header and CM fields against tshark's CM
+                        dissector, field by field, on the generated exchange and
+                        on DIR/rxe-*.pcap (rdma_cm handshakes; skipped when absent)
 
 Fixtures are generated at test time by roce_fixtures.py into a temporary
 directory. Exit status 0 pass, 1 fail, 77 skip.
@@ -503,6 +509,143 @@ def check_tshark_ud(exe, udtest):
                  (frames, v6, mads, total))
 
 
+# --- CM MADs to QP1 -------------------------------------------------------
+
+def check_cm(exe):
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "cm.pcap")
+        fx.write_pcap(path, [fr for _, _, fr in fx.cm_frames()])
+        got = [dict(o) for o in dump_json(exe, path, 0)]
+        want = fx.cm_frames()
+        if len(got) != len(want):
+            fail("cm: %d frames, want %d" % (len(got), len(want)))
+        for o, (f, w, _) in zip(got, want):
+            if o.get("mad") != as_pairs(w):
+                fail("cm frame %d: mad\n   got  %s\n   want %s" % (f["frame"], o.get("mad"),
+                                                                as_pairs(w)))
+            if o.get("icrc") != "ok" or "error" in o:
+                fail("cm frame %d: icrc %s error %s" % (f["frame"], o.get("icrc"), o.get("error")))
+        rc, out, err = run(exe, path)
+        if rc != 0:
+            fail("cm: droce-dump exit %d: %s" % (rc, err))
+        lines = out.splitlines()
+        for line, (f, w, _) in zip(lines, want):
+            if "attr" in w:
+                need = ["MAD v1 class=0x07", " %s tid=0x%016x" % (w["attr"], w["tid"]),
+                        " local_comm_id=0x%x" % w["local_comm_id"]]
+                if "qpn" in w:
+                    need.append(" qpn=0x%x start_psn=%d" % (w["qpn"], w["start_psn"]))
+                if "reason_str" in w:
+                    need.append(" reason=%d (%s)" % (w["reason"], w["reason_str"]))
+            else:
+                need = ["[MAD %s" % w["error"]] if "tid" in w else \
+                    ["MAD [malformed %s" % w["error"]]
+            for n in need:
+                if n not in line:
+                    fail("cm text frame %d: %r not in %r" % (f["frame"], n, line))
+        print("%d CM frames checked" % len(got))
+
+
+# tshark 4.0's CM dissector fields per attribute -> droce-dump's "mad" keys
+TSHARK_MAD = [("infiniband.mad.baseversion", "base_version"),
+              ("infiniband.mad.mgmtclass", "mgmt_class"),
+              ("infiniband.mad.classversion", "class_version"),
+              ("infiniband.mad.method", "method"), ("infiniband.mad.status", "status"),
+              ("infiniband.mad.transactionid", "tid"),
+              ("infiniband.mad.attributeid", "attr_id")]
+TSHARK_CM = {
+    "REQ": [("infiniband.cm.req", "local_comm_id"), ("infiniband.cm.req.serviceid", "service_id"),
+            ("infiniband.cm.req.localqpn", "qpn"), ("infiniband.cm.req.startpsn", "start_psn"),
+            ("infiniband.cm.req.pppmtu", "path_mtu"),
+            ("infiniband.cm.req.responderres", "responder_resources"),
+            ("infiniband.cm.req.initdepth", "initiator_depth"),
+            ("infiniband.cm.req.retrcount", "retry_count"),
+            ("infiniband.cm.req.rnrretrcount", "rnr_retry_count")],
+    "REP": [("infiniband.cm.rep", "local_comm_id"),
+            ("infiniband.cm.rep.remotecommid", "remote_comm_id"),
+            ("infiniband.cm.rep.localqpn", "qpn"), ("infiniband.cm.rep.startpsn", "start_psn"),
+            ("infiniband.cm.rep.respres", "responder_resources"),
+            ("infiniband.cm.rep.initdepth", "initiator_depth"),
+            ("infiniband.cm.rep.rnrretrcount", "rnr_retry_count")],
+    "RTU": [("infiniband.cm.rtu.localcommid", "local_comm_id"),
+            ("infiniband.cm.rtu.remotecommid", "remote_comm_id")],
+    "REJ": [("infiniband.cm.rej.localcommid", "local_comm_id"),
+            ("infiniband.cm.rej.remotecommid", "remote_comm_id"),
+            ("infiniband.cm.rej.msgrej", "msg_rejected"), ("infiniband.cm.rej.reason", "reason")],
+    # tshark 4.0 files the DREQ's remote QPN under req.remoteqpneecn
+    "DREQ": [("infiniband.cm.dreq.localcommid", "local_comm_id"),
+             ("infiniband.cm.dreq.remotecommid", "remote_comm_id"),
+             ("infiniband.cm.req.remoteqpneecn", "remote_qpn")],
+    "DREP": [("infiniband.cm.drsp.localcommid", "local_comm_id"),
+             ("infiniband.cm.drsp.remotecommid", "remote_comm_id")],
+}
+
+
+def compare_tshark_cm(exe, path):
+    """Every MAD droce-dump decoded: header and CM fields equal tshark's.
+    Returns (MADs compared, field values compared, attribute names seen)."""
+    ours = {dict(o)["frame"]: dict(dict(o).get("mad") or []) for o in dump_json(exe, path, 0)}
+    cm_fields = sorted({f for fl in TSHARK_CM.values() for f, _ in fl})
+    fields = [f for f, _ in TSHARK_MAD] + cm_fields
+    mads = values = 0
+    seen = []
+    for row in tshark_list(path, "frame.number", *fields, display="infiniband.bth.destqp == 1"):
+        n, vals = int(row[0]), dict(zip(fields, row[1:]))
+        m = ours.get(n)
+        if not m:
+            fail("%s frame %d: tshark shows a MAD, droce-dump none" % (path, n))
+            continue
+        if "error" in m and "tid" not in m:
+            continue  # shorter than a MAD: no header to compare
+        mads += 1
+        pairs = list(TSHARK_MAD)
+        if "error" not in m:
+            if m.get("attr") not in TSHARK_CM:
+                if m.get("attr") != "MRA":  # tshark 4.0 shows no MRA fields
+                    fail("%s frame %d: attribute %r not compared" % (path, n, m.get("attr")))
+            else:
+                pairs += TSHARK_CM[m["attr"]]
+                seen.append(m["attr"])
+        for tf, key in pairs:
+            text = vals[tf]
+            if text == "":
+                fail("%s frame %d: tshark has no %s (droce-dump %s=%r)" % (path, n, tf, key,
+                                                                          m.get(key)))
+                continue
+            if m.get(key) != int(text, 0):
+                fail("%s frame %d: %s: droce-dump %r, tshark %s" % (path, n, key, m.get(key), text))
+            values += 1
+    return mads, values, seen
+
+
+def check_tshark_cm(exe, corpus):
+    if not shutil.which("tshark"):
+        print("SKIP: tshark is not installed")
+        return SKIP
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "cm.pcap")
+        fx.write_pcap(path, [fr for _, _, fr in fx.cm_frames()])
+        mads, values, seen = compare_tshark_cm(exe, path)
+        print("generated exchange: %d MADs, %d values agree with tshark" % (mads, values))
+        want = {"REQ", "REP", "RTU", "REJ", "DREQ", "DREP"}
+        if set(seen) != want or mads < 9:
+            fail("generated exchange: compared %s in %d MADs, want all of %s" %
+                 (sorted(set(seen)), mads, sorted(want)))
+    if not os.path.isdir(corpus):
+        print("SKIP (corpus part): %s is absent" % corpus)
+        return 0
+    files = sorted(glob.glob(os.path.join(corpus, "rxe-*.pcap")))
+    if not files:
+        fail("no rxe-*.pcap in " + corpus)
+    for path in files:
+        mads, values, seen = compare_tshark_cm(exe, path)
+        print("%s: %s, %d values agree with tshark" % (os.path.basename(path), " ".join(seen),
+                                                     values))
+        # each rxe capture begins with rdma_cm's handshake and ends with its teardown
+        if seen != ["REQ", "REP", "RTU", "DREQ", "DREP"]:
+            fail("%s: CM messages %s, want REQ REP RTU DREQ DREP" % (path, seen))
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit("usage: test_droce_dump.py CHECK EXE [ARG]")
@@ -518,6 +661,8 @@ def main():
         "tshark-fixtures": lambda: check_tshark_fixtures(exe),
         "tshark-corpus": lambda: check_tshark_corpus(exe, arg),
         "tshark-ud": lambda: check_tshark_ud(exe, arg),
+        "cm": lambda: check_cm(exe),
+        "tshark-cm": lambda: check_tshark_cm(exe, arg),
     }
     if check not in checks:
         sys.exit("unknown check " + check)
