@@ -7,12 +7,16 @@
  *
  * Which side uses what (IBTA vol 1 12.6.5 REQ, 12.6.8 REP; Linux ib_cm's
  * cm_req_handler / cm_rep_handler keep the same):
- *   active  RTR: dest QPN, RQ PSN = REP's; max_dest_rd_atomic = REP's initiator depth
- *           RTS: SQ PSN = our REQ's; max_rd_atomic = REP's responder resources;
+ * A starting PSN names the direction toward its sender: the REQ's is what
+ * the active side receives first, the REP's what the passive side does
+ * (ib_send_cm_req / cm_req_handler / ib_send_cm_rep / cm_rep_handler; the
+ * corpus capture's first WRITE carries the REP's PSN).
+ *   active  RTR: dest QPN = REP's, RQ PSN = our REQ's; max_dest_rd_atomic = REP's initiator depth
+ *           RTS: SQ PSN = the REP's; max_rd_atomic = REP's responder resources;
  *                retry count, ACK timeout = our REQ's; RNR retry = REP's
- *   passive RTR: dest QPN, RQ PSN = REQ's; max_dest_rd_atomic = our REP's responder
- *                resources (clamped to the REQ's initiator depth)
- *           RTS: SQ PSN = our REP's; max_rd_atomic = our REP's initiator depth
+ *   passive RTR: dest QPN = REQ's, RQ PSN = our REP's; max_dest_rd_atomic = our REP's
+ *                responder resources (clamped to the REQ's initiator depth)
+ *           RTS: SQ PSN = the REQ's; max_rd_atomic = our REP's initiator depth
  *                (clamped to the REQ's responder resources); retry count,
  *                ACK timeout, RNR retry = the REQ's
  *   both    path MTU = the REQ's
@@ -269,8 +273,10 @@ static void on_response(struct droce_cm_svc *s, struct svc_conn *c, const struct
 	struct droce_svc_path path = {
 		.peer = c->peer,
 		.dest_qpn = ev->remote.qpn,
-		.rq_psn = ev->remote.start_psn,
-		.sq_psn = c->local.start_psn,
+		/* the REP's PSN is the one we send with; ours (the REQ's) the
+		 * one the passive side sends with (ib_cm's cm_rep_handler) */
+		.rq_psn = c->local.start_psn,
+		.sq_psn = ev->remote.start_psn,
 		.path_mtu = c->local.path_mtu,
 		.max_dest_rd_atomic = ev->remote.initiator_depth,
 		.max_rd_atomic = ev->remote.responder_resources,
@@ -336,8 +342,10 @@ static int send_rep(struct droce_cm_svc *s, struct svc_conn *c, uint64_t now)
 	struct droce_svc_path path = {
 		.peer = c->peer,
 		.dest_qpn = rq->qpn,
-		.rq_psn = rq->start_psn,
-		.sq_psn = c->local.start_psn,
+		/* we send with the REQ's PSN and expect our REP's (ib_cm's
+		 * cm_req_handler / ib_send_cm_rep) */
+		.rq_psn = c->local.start_psn,
+		.sq_psn = rq->start_psn,
 		.path_mtu = rq->path_mtu,
 		.max_dest_rd_atomic = c->local.responder_resources,
 		.max_rd_atomic = c->local.initiator_depth,

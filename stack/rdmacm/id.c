@@ -10,6 +10,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -222,6 +223,23 @@ static void *pump_main(void *arg)
 	return NULL;
 }
 
+/* A CM timing variable (docs/rdmacm.md): rdma_cm's defaults (timeout 20,
+ * ~4.3 s, 15 retries: a minute before a silent peer is UNREACHABLE) unless
+ * set; a bad value is named and ignored. */
+static void env_u8(const char *name, unsigned max, uint8_t *out)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return;
+	char *end;
+	unsigned long x = strtoul(v, &end, 10);
+	if (*end || x > max) {
+		fprintf(stderr, "droce: %s=%s is not 0..%u: ignored\n", name, v, max);
+		return;
+	}
+	*out = (uint8_t)x;
+}
+
 int cma_device(void)
 {
 	if (cma.cm_open)
@@ -245,6 +263,8 @@ int cma_device(void)
 		return ENODEV;
 	struct droce_cm_conf c;
 	droce_cm_conf_init(&c);
+	env_u8("DROCE_CM_RESPONSE_TIMEOUT", 31, &c.response_timeout);
+	env_u8("DROCE_CM_RETRIES", 15, &c.max_cm_retries);
 	c.resolve = cma.h->resolve;
 	c.resolve_arg = cma.verbs;
 	c.max_conns = CMA_MAX_CONNS;

@@ -65,6 +65,22 @@ struct bed {
 	uint64_t now;
 };
 
+/* The starting PSNs of the last REQ and REP put on the wire (12.6.5 byte 68,
+ * 12.6.8 byte 44), so a test can check which direction each one names. */
+static uint32_t wire_psn[2];
+static bool wire_psn_seen[2];
+
+static void note_psn(const uint8_t *mad)
+{
+	unsigned attr = (unsigned)mad[16] << 8 | mad[17];
+	int i = attr == 0x0010 ? 0 : attr == 0x0013 ? 1 : -1;
+	unsigned off = i == 0 ? 68 : 44;
+	if (i < 0)
+		return;
+	wire_psn[i] = (uint32_t)mad[off] << 16 | (uint32_t)mad[off + 1] << 8 | mad[off + 2];
+	wire_psn_seen[i] = true;
+}
+
 static int path_send(void *priv, const struct droce_cm_out *out, uint64_t now)
 {
 	struct side *s = priv;
@@ -76,6 +92,7 @@ static int path_send(void *priv, const struct droce_cm_out *out, uint64_t now)
 	}
 	q->last_attr = out->mad[17];
 	q->sent++;
+	note_psn(out->mad);
 	if (q->drop_all || (q->drop_attr && q->drop_attr == out->mad[17])) {
 		q->dropped++;
 		return 0;
@@ -172,6 +189,7 @@ static void tap(void *arg, enum droce_memlink_dir dir, const uint8_t *f, uint32_
 	assert_int_equal(pkt.h.payload_len, DROCE_MAD_LEN);
 	struct droce_cm_msg m;
 	assert_int_equal(droce_mad_decode(pkt.payload, pkt.h.payload_len, &m), DROCE_MAD_OK);
+	note_psn(pkt.payload);
 	b->frames_qp1[dir]++;
 }
 
@@ -359,6 +377,16 @@ static void test_handshake_attributes(void **st)
 	assert_int_equal(qb.dest_qp_num, droce_qp_num(b->s[0].qp));
 	assert_int_equal(qa.sq_psn, qb.rq_psn);
 	assert_int_equal(qb.sq_psn, qa.rq_psn);
+	/* The REP's starting PSN is the one the active side sends with, the
+	 * REQ's the one the passive side sends with (Linux ib_cm: ib_send_cm_req
+	 * rq_psn = REQ's, cm_req_handler sq_psn = REQ's, ib_send_cm_rep rq_psn
+	 * = REP's, cm_rep_handler sq_psn = REP's; rxe's first WRITE in the
+	 * corpus capture carries its peer's REP PSN): */
+	assert_true(wire_psn_seen[0] && wire_psn_seen[1]);
+	assert_int_equal(qa.sq_psn, wire_psn[1]);
+	assert_int_equal(qa.rq_psn, wire_psn[0]);
+	assert_int_equal(qb.sq_psn, wire_psn[0]);
+	assert_int_equal(qb.rq_psn, wire_psn[1]);
 	assert_int_equal(qa.path_mtu, DROCE_MTU_2048);
 	assert_int_equal(qb.path_mtu, DROCE_MTU_2048); /* the REQ's */
 	/* 12.6.8: B accepts 5 (A's depth), issues 2; A accepts 2, issues 5 */
