@@ -27,11 +27,12 @@
  * the connection can no longer arrive, IBTA 12.9). After the last event the
  * id may name a new connection and the QP may be reset and connected again
  * (before it, droce_connect() with it is -EBUSY; a peer would answer a REQ
- * from the same QP with REJ 10 "stale connection"). The QP given to
- * droce_connect()/droce_accept() must live until DISCONNECTED or, without
- * one, the last event (the CM does not touch it after DISCONNECTED; it keeps
- * only its address, to refuse it to droce_connect() during TIMEWAIT); the CM
- * moves it to ERR on REJECTED, DISCONNECTED, TIMEOUT, UNREACHABLE, ERROR.
+ * from the same QP with REJ 10 "stale connection"). The CM moves the
+ * connection's QP to ERR on REJECTED, DISCONNECTED, TIMEOUT, UNREACHABLE,
+ * ERROR. The application may destroy the QP at any time: the CM follows its
+ * pointer only while the context's QP table still holds it (a connection
+ * whose QP is gone ends with its next event; an event's qp may then name a
+ * destroyed QP).
  */
 #ifndef DROCE_CM_API_H
 #define DROCE_CM_API_H

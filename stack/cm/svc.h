@@ -64,7 +64,8 @@ struct svc_conn {
 	enum svc_conn_state state;
 	int cm_id;                    /* the droce_cm id, -1 before the REQ */
 	bool cm_active;               /* we sent the REQ */
-	struct droce_qp *qp;
+	struct droce_qp *qp;          /* followed only through qp_of() (svc_conn.c) */
+	uint32_t qp_index, qpn;       /* where the context's table holds it */
 	struct droce_addr peer;       /* IP and port (our destination / its source port) */
 	uint16_t local_port;
 	uint64_t resolve_deadline;

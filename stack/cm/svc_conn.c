@@ -69,6 +69,26 @@ static void conn_free(struct droce_cm_svc *s, struct svc_conn *c)
 	c->qp = NULL;
 }
 
+/* The connection's QP, or NULL once the application destroyed it: the
+ * pointer is only followed when the context's table still holds it at its
+ * index with its QPN (perftest destroys QPs of connections still up; the
+ * CM must then neither move nor read them). */
+static struct droce_qp *qp_of(const struct droce_cm_svc *s, const struct svc_conn *c)
+{
+	const struct droce_ctx *ctx = s->ctx;
+	if (!c->qp || c->qp_index >= ctx->p.max_qps || ctx->qps[c->qp_index] != c->qp ||
+	    c->qp->qpn != c->qpn)
+		return NULL;
+	return c->qp;
+}
+
+static void conn_set_qp(struct svc_conn *c, struct droce_qp *qp)
+{
+	c->qp = qp;
+	c->qp_index = qp->index;
+	c->qpn = qp->qpn;
+}
+
 static bool qp_busy(const struct droce_cm_svc *s, const struct droce_qp *qp)
 {
 	for (unsigned i = 0; i < s->conf.max_conns; i++)
@@ -116,7 +136,7 @@ static void conn_end(struct droce_cm_svc *s, struct svc_conn *c, enum droce_conn
 		ev.private_data_len = n;
 	}
 	if (t != DROCE_CONN_TIMEWAIT_EXIT)
-		droce_svc_qp_error(c->qp);
+		droce_svc_qp_error(qp_of(s, c));
 	conn_free(s, c);
 	droce_svc_push_event(s, &ev);
 }
@@ -214,7 +234,7 @@ int droce_connect(struct droce_qp *qp, const struct droce_addr *dst,
 		conn_free(s, c);
 		return r;
 	}
-	c->qp = qp;
+	conn_set_qp(c, qp);
 	c->cm_active = true;
 	c->peer = *dst;
 	c->local_port = dst->port;
@@ -265,7 +285,8 @@ static void on_response(struct droce_cm_svc *s, struct svc_conn *c, const struct
 		.rnr_retry = ev->remote.rnr_retry_count,
 	};
 	memcpy(path.mac, c->mac, 6);
-	int r = droce_svc_qp_connect(c->qp, &path);
+	struct droce_qp *qp = qp_of(s, c);
+	int r = qp ? droce_svc_qp_connect(qp, &path) : -ENOENT;
 	if (r) {
 		droce_cm_reject(s->cm, now, c->cm_id, NULL, 0);
 		conn_end(s, c, DROCE_CONN_ERROR, r, NULL, 0);
@@ -308,7 +329,7 @@ static void on_request(struct droce_cm_svc *s, const struct droce_cm_event *ev, 
 static int send_rep(struct droce_cm_svc *s, struct svc_conn *c, uint64_t now)
 {
 	const struct droce_cm_qp_attr *rq = &c->remote;
-	c->local.qpn = droce_qp_num(c->qp);
+	c->local.qpn = c->qpn;
 	c->local.start_psn = psn_draw(s);
 	c->local.rnr_retry_count = c->param.rnr_retry_count;
 	/* 12.6.8: the clamps droce_cm_accept applies to the REP */
@@ -333,16 +354,17 @@ static int send_rep(struct droce_cm_svc *s, struct svc_conn *c, uint64_t now)
 		.rnr_retry = rq->rnr_retry_count,
 	};
 	memcpy(path.mac, c->mac, 6);
-	int r = droce_svc_qp_connect(c->qp, &path);
+	struct droce_qp *qp = qp_of(s, c);
+	int r = qp ? droce_svc_qp_connect(qp, &path) : -ENOENT;
 	if (!r)
 		r = droce_cm_accept(s->cm, now, c->cm_id, &c->local, c->pd, c->param.private_data_len);
 	if (r) {
 		droce_cm_reject(s->cm, now, c->cm_id, NULL, 0);
-		droce_svc_qp_error(c->qp);
+		droce_svc_qp_error(qp_of(s, c));
 		return r;
 	}
 	struct droce_qp_stats st;
-	c->rx_base = droce_qp_get_stats(c->qp, &st) ? 0 : st.rx_pkts;
+	c->rx_base = droce_qp_get_stats(qp, &st) ? 0 : st.rx_pkts;
 	c->state = SVC_ACCEPTED;
 	s->accepting = true;
 	return 0;
@@ -368,7 +390,7 @@ int droce_accept(struct droce_ctx *ctx, int conn, struct droce_qp *qp,
 	r = droce_svc_qp_init(qp);
 	if (r)
 		return r;
-	c->qp = qp;
+	conn_set_qp(c, qp);
 	param_keep(c, p);
 	c->resolve_deadline = now + s->conf.resolve_timeout_ns;
 	r = resolve(s, c, now);
@@ -396,7 +418,7 @@ int droce_reject(struct droce_ctx *ctx, int conn, const void *pd, size_t pd_len,
 	if (c->state != SVC_REQUESTED && c->state != SVC_ACCEPTING)
 		return -EBADFD;
 	int r = droce_cm_reject(s->cm, now, c->cm_id, pd, pd_len);
-	droce_svc_qp_error(c->qp);
+	droce_svc_qp_error(qp_of(s, c));
 	conn_free(s, c);
 	return r;
 }
@@ -413,7 +435,7 @@ int droce_disconnect(struct droce_ctx *ctx, int conn, uint64_t now)
 	if (r)
 		return r;
 	/* rdma_disconnect: the QP stops now, its WRs flush (cma_modify_qp_err) */
-	droce_svc_qp_error(c->qp);
+	droce_svc_qp_error(qp_of(s, c));
 	c->state = SVC_DISCONNECTING;
 	return 0;
 }
@@ -453,7 +475,8 @@ void droce_svc_comm_est(struct droce_cm_svc *s, uint64_t now)
 		struct droce_qp_stats st;
 		if (c->state != SVC_ACCEPTED)
 			continue;
-		if (!droce_qp_get_stats(c->qp, &st) && st.rx_pkts > c->rx_base)
+		struct droce_qp *qp = qp_of(s, c);
+		if (qp && !droce_qp_get_stats(qp, &st) && st.rx_pkts > c->rx_base)
 			droce_cm_comm_est(s->cm, now, c->cm_id); /* ESTABLISHED follows */
 		else
 			more = true;
@@ -495,7 +518,7 @@ void droce_svc_on_cm_event(struct droce_cm_svc *s, const struct droce_cm_event *
 		out.status = ev->reason;
 		out.private_data_len = ev->private_data_len;
 		memcpy(out.private_data, ev->private_data, ev->private_data_len);
-		droce_svc_qp_error(c->qp);
+		droce_svc_qp_error(qp_of(s, c));
 		c->state = SVC_TIMEWAIT;
 		droce_svc_push_event(s, &out);
 		break;

@@ -552,6 +552,23 @@ static void test_qp_destroyed_in_timewait(void **st)
 	bed_free(b);
 }
 
+static void test_qp_destroyed_while_connected(void **st)
+{
+	/* perftest destroys the QPs of connections still up, then disconnects:
+	 * neither side may touch them (the sanitizer run sees a touch) */
+	struct bed *b = bed_new(NULL);
+	int ac, bc;
+	handshake(b, NULL, NULL, &ac, &bc);
+	assert_int_equal(droce_destroy_qp(b->s[0].qp), 0);
+	assert_int_equal(droce_destroy_qp(b->s[1].qp), 0);
+	assert_int_equal(droce_disconnect(b->s[0].ctx, ac, b->now), 0);
+	assert_int_equal(next_event(b, 1).type, DROCE_CONN_DISCONNECTED);
+	assert_int_equal(next_event(b, 0).type, DROCE_CONN_DISCONNECTED);
+	assert_int_equal(next_event(b, 0).type, DROCE_CONN_TIMEWAIT_EXIT);
+	assert_int_equal(next_event(b, 1).type, DROCE_CONN_TIMEWAIT_EXIT);
+	bed_free(b);
+}
+
 static void test_unreachable(void **st)
 {
 	struct droce_cm_conf cf;
@@ -896,6 +913,7 @@ int main(void)
 		cmocka_unit_test(test_unlisten),
 		cmocka_unit_test(test_disconnect),
 		cmocka_unit_test(test_qp_destroyed_in_timewait),
+		cmocka_unit_test(test_qp_destroyed_while_connected),
 		cmocka_unit_test(test_unreachable),
 		cmocka_unit_test(test_resolve_late),
 		cmocka_unit_test(test_peer_vanishes),
