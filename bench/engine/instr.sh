@@ -25,6 +25,9 @@ def get(o):
     return ins, msgs, acks
 i0, m0, _ = get(o0)
 i1, m1, a1 = get(o1)
+if m1 <= m0:
+    sys.exit("%s B: no more messages in the long run than in the start-up one (%d vs %d): "
+             "give it more seconds" % (size, m1, m0))
 print("%s B: %.0f instructions/message over %d messages, %.4f ACKs/message"
       % (size, (i1 - i0) / (m1 - m0), m1 - m0, a1 / m1))
 PY

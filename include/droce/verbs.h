@@ -440,6 +440,7 @@ struct droce_qp_stats {
 	uint64_t out_of_seq;        /**< out-of-sequence requests seen as responder */
 	uint64_t rnr_nak_sent, rnr_nak_rcvd;
 	uint64_t nak_sent[5], nak_rcvd[5]; /**< by enum droce_nak_code */
+	uint64_t nak_seq_dup;       /**< sequence NAKs for the PSN already gone back to: ignored */
 	uint64_t acks_sent, acks_rcvd;
 	uint64_t cnp_sent, cnp_rcvd, ecn_marked;
 	uint64_t drops;             /**< packets for this QP dropped (see ctx drop reasons) */

@@ -503,6 +503,19 @@ void droce_cm_send_dreq(struct droce_cm *cm, struct cm_id *c, uint64_t now)
 	droce_cm_arm(cm, c, now, c->peer_timeout);
 }
 
+int droce_cm_comm_est(struct droce_cm *cm, uint64_t now, int id)
+{
+	struct cm_id *c = get_id(cm, id);
+	if (!c)
+		return -EINVAL;
+	if (c->active || (c->state != DROCE_CM_REP_SENT && c->state != DROCE_CM_MRA_REP_RCVD))
+		return -EBADFD;
+	c->state = DROCE_CM_ESTABLISHED;
+	c->deadline = 0;
+	droce_cm_event_simple(cm, c, DROCE_CM_EV_ESTABLISHED, NULL, 0);
+	return 0;
+}
+
 int droce_cm_disconnect(struct droce_cm *cm, uint64_t now, int id)
 {
 	struct cm_id *c = get_id(cm, id);

@@ -215,6 +215,15 @@ int droce_cm_reject(struct droce_cm *cm, uint64_t now, int id, const void *pd, s
 int droce_cm_establish(struct droce_cm *cm, uint64_t now, int id);
 
 /**
+ * Passive side, REP_SENT/MRA_REP_RCVD: the QP received its first packet
+ * from the peer (the transport's "communication established", IBTA 12.9 /
+ * 11.6.3 COMM_EST), which proves the REP arrived: ESTABLISHED as if the RTU
+ * had, the REP's retries stop. A later RTU is a duplicate.
+ * @return 0, -EINVAL, -EBADFD.
+ */
+int droce_cm_comm_est(struct droce_cm *cm, uint64_t now, int id);
+
+/**
  * Send a DREQ: ESTABLISHED (or REP_SENT/MRA_REP_RCVD) -> DREQ_SENT. DISCONNECTED follows
  * when the DREP arrives or the DREQ's retries run out.
  * @return 0, -EINVAL, -EBADFD.

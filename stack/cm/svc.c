@@ -112,6 +112,8 @@ static unsigned svc_poll(void *arg, uint64_t now)
 		droce_cm_poll(s->cm, now);
 	if (s->resolving)
 		droce_svc_resolve_pending(s, now);
+	if (s->accepting)
+		droce_svc_comm_est(s, now);
 	struct droce_cm_event ev;
 	while (droce_cm_pop_event(s->cm, &ev) == 1) {
 		droce_svc_on_cm_event(s, &ev, now);

@@ -68,6 +68,7 @@ struct svc_conn {
 	struct droce_addr peer;       /* IP and port (our destination / its source port) */
 	uint16_t local_port;
 	uint64_t resolve_deadline;
+	uint64_t rx_base;             /* ACCEPTED: the QP's rx_pkts when the REP left */
 	uint8_t mac[6];
 	struct droce_conn_param param; /* private_data points into pd[] */
 	uint8_t pd[DROCE_CONN_REP_PD_MAX];
@@ -90,6 +91,7 @@ struct droce_cm_svc {
 	struct droce_cm_out held;     /* a MAD the path refused with -EAGAIN */
 	bool have_held;
 	bool resolving;               /* some conn waits for a MAC: poll again soon */
+	bool accepting;               /* some conn is ACCEPTED (waits for RTU or COMM_EST) */
 	uint64_t last_poll;
 	struct droce_cm_counters cnt;
 };
@@ -110,6 +112,9 @@ void droce_svc_push_event(struct droce_cm_svc *s, const struct droce_conn_event 
 
 /** One event of the CM, turned into QP transitions and public events (svc_conn.c). */
 void droce_svc_on_cm_event(struct droce_cm_svc *s, const struct droce_cm_event *ev, uint64_t now);
+
+/** Accepted connections whose QP has heard from the peer: ESTABLISHED (svc_conn.c). */
+void droce_svc_comm_est(struct droce_cm_svc *s, uint64_t now);
 
 /** Retry the MAC resolutions of connections waiting for one (svc_conn.c). */
 void droce_svc_resolve_pending(struct droce_cm_svc *s, uint64_t now);

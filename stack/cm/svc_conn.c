@@ -341,7 +341,10 @@ static int send_rep(struct droce_cm_svc *s, struct svc_conn *c, uint64_t now)
 		droce_svc_qp_error(c->qp);
 		return r;
 	}
+	struct droce_qp_stats st;
+	c->rx_base = droce_qp_get_stats(c->qp, &st) ? 0 : st.rx_pkts;
 	c->state = SVC_ACCEPTED;
+	s->accepting = true;
 	return 0;
 }
 
@@ -435,6 +438,27 @@ void droce_svc_resolve_pending(struct droce_cm_svc *s, uint64_t now)
 			conn_end(s, c, DROCE_CONN_ERROR, r, NULL, 0);
 	}
 	s->resolving = more;
+}
+
+/* COMM_EST (IBTA 12.9, 11.6.3): an accepted connection whose QP has
+ * received from the peer is established even when no RTU came (all of them
+ * lost): the first packet proves the REP arrived. The kernel does the same
+ * on IB_EVENT_COMM_EST; without it the REP's retries would run out and end
+ * a connection whose data already flows. */
+void droce_svc_comm_est(struct droce_cm_svc *s, uint64_t now)
+{
+	bool more = false;
+	for (unsigned i = 0; i < s->conf.max_conns; i++) {
+		struct svc_conn *c = &s->conns[i];
+		struct droce_qp_stats st;
+		if (c->state != SVC_ACCEPTED)
+			continue;
+		if (!droce_qp_get_stats(c->qp, &st) && st.rx_pkts > c->rx_base)
+			droce_cm_comm_est(s->cm, now, c->cm_id); /* ESTABLISHED follows */
+		else
+			more = true;
+	}
+	s->accepting = more;
 }
 
 void droce_svc_on_cm_event(struct droce_cm_svc *s, const struct droce_cm_event *ev, uint64_t now)

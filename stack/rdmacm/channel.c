@@ -93,24 +93,24 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_e
 	if (!c || !event)
 		return cma_fail(EINVAL);
 	uint64_t v;
-	for (;;) {
+	struct cma_event *e = NULL;
+	while (!e) {
 		ssize_t n = read(c->ch.fd, &v, sizeof(v));
-		if (n == sizeof(v))
-			break;
 		if (n < 0 && errno == EINTR)
 			continue;
-		return -1; /* EAGAIN on a non-blocking fd */
+		if (n != sizeof(v))
+			return -1; /* EAGAIN on a non-blocking fd */
+		pthread_mutex_lock(&cma.mu);
+		e = c->head;
+		if (e) {
+			c->head = e->next;
+			if (!c->head)
+				c->tail = NULL;
+		}
+		pthread_mutex_unlock(&cma.mu);
+		/* no event: the count was for one rdma_destroy_id dropped with
+		 * its id; wait for the next */
 	}
-	pthread_mutex_lock(&cma.mu);
-	struct cma_event *e = c->head;
-	if (e) {
-		c->head = e->next;
-		if (!c->head)
-			c->tail = NULL;
-	}
-	pthread_mutex_unlock(&cma.mu);
-	if (!e)
-		return cma_fail(ENODATA);
 	*event = &e->ev;
 	return 0;
 }

@@ -28,6 +28,7 @@
 #define CMA_EXPORT __attribute__((visibility("default")))
 #define CMA_MAX_CONNS 256u
 #define CMA_HELD 64u
+#define CMA_TIMEWAIT_NS 500000000ull
 #define CMA_ORPHAN_NS 1000000000ull /* how long a destroyed listener's port waits for a new one */
 
 struct cma_event {

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "rdmacm/cma.h"
@@ -76,6 +77,10 @@ static struct cma_id *child_of(struct cma_id *l, const struct droce_conn_event *
 /* One event of droce's CM (mu and the context's lock held). */
 static void dispatch(const struct droce_conn_event *ev)
 {
+	if (getenv("DROCE_RDMACM_DEBUG"))
+		fprintf(stderr, "rdmacm: %s conn %d listen %d -> id %p\n", droce_conn_event_str(ev->type),
+			ev->conn, ev->listen_id,
+			(unsigned)ev->conn < CMA_MAX_CONNS ? (void *)cma.by_conn[ev->conn] : NULL);
 	if (ev->type == DROCE_CONN_REQUEST) {
 		unsigned li = (unsigned)ev->listen_id;
 		struct cma_id *l = li < 2 * CMA_MAX_CONNS ? cma.by_listen[li] : NULL;
@@ -264,6 +269,12 @@ int cma_device(void)
 	c.resolve_arg = cma.verbs;
 	c.max_conns = CMA_MAX_CONNS;
 	c.event_queue = 2 * CMA_MAX_CONNS;
+	/* TIMEWAIT of the order of the kernel's (its cm timewait follows the
+	 * ACK delay and packet lifetime: a large fraction of a second), not
+	 * droce's default few ms: programs such as rping tear down after
+	 * DISCONNECTED and do not expect TIMEWAIT_EXIT meanwhile (rping's CM
+	 * thread then reads a channel its main thread has destroyed) */
+	c.timewait_ns = CMA_TIMEWAIT_NS;
 	cma.h->lock(cma.verbs);
 	int r = droce_cm_open(cma.ctx, &c);
 	cma.h->unlock(cma.verbs);
@@ -275,6 +286,17 @@ int cma_device(void)
 		cma.pump_up = true;
 	}
 	return 0;
+}
+
+/* Poll until the CM has handed every queued MAD to QP1 (bounded): a DREQ
+ * or REJ queued by rdma_disconnect/reject/destroy_id must leave even when
+ * the program exits right after (the lock held). */
+static void flush_mads(struct ibv_context *v)
+{
+	struct droce_cm_counters k;
+	for (int i = 0; i < 1000 && !droce_cm_get_counters(cma.ctx, &k) && k.mads_pending; i++)
+		droce_ctx_poll(cma.ctx, cma.h->now(v));
+	droce_ctx_poll(cma.ctx, cma.h->now(v)); /* and the frames out of the port */
 }
 
 /* ----------------------------------------------------------------- ids -- */
@@ -554,6 +576,7 @@ CMA_EXPORT int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint
 	pthread_mutex_lock(&cma.mu);
 	cma.h->lock(id->verbs);
 	int r = droce_reject(cma.ctx, c->conn, private_data, len, cma.h->now(id->verbs));
+	flush_mads(id->verbs);
 	cma.h->unlock(id->verbs);
 	cma.by_conn[c->conn] = NULL;
 	c->conn = -1;
@@ -570,6 +593,7 @@ CMA_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
 	pthread_mutex_lock(&cma.mu);
 	cma.h->lock(id->verbs);
 	int r = droce_disconnect(cma.ctx, c->conn, cma.h->now(id->verbs));
+	flush_mads(id->verbs);
 	cma.h->unlock(id->verbs);
 	pthread_mutex_unlock(&cma.mu);
 	/* a disconnect already under way, or the peer's DREQ first: as the kernel, not an error */
@@ -595,6 +619,7 @@ CMA_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 			droce_reject(cma.ctx, c->conn, NULL, 0, cma.h->now(id->verbs));
 		else if (c->state == CMA_CONNECTED || c->state == CMA_ACCEPTED)
 			droce_disconnect(cma.ctx, c->conn, cma.h->now(id->verbs));
+		flush_mads(id->verbs);
 		cma.h->unlock(id->verbs);
 		cma.by_conn[c->conn] = NULL;
 	}

@@ -127,6 +127,7 @@ static void after_ack(struct droce_qp *qp, uint32_t old_una, uint64_t now)
 		qp->tp.retry_left = qp->attr.retry_cnt;
 		qp->tp.rnr_left = qp->attr.rnr_retry;
 		qp->tp.gap_retry = false;
+		qp->tp.went_back = false;
 		qp->cc->on_ack(&qp->ccs, (uint32_t)adv, qp->tp.acked_bseq - old_b, now);
 		droce_qp_rtt_ack(qp, qp->tp.acked_bseq - old_b, now); /* RTT sample, window (rtt.h) */
 		droce_tmr_progress(qp, now);
@@ -134,6 +135,15 @@ static void after_ack(struct droce_qp *qp, uint32_t old_una, uint64_t now)
 	if (droce_psn_diff(qp->tp.cur_psn, qp->tp.una_psn) < 0)
 		droce_req_rewind(qp, qp->tp.una_psn);
 	droce_tp_kick(qp);
+}
+
+/* Every go-back (NAK, gap, timeout, RNR) records where it went: until an
+ * ACK moves una, a PSN-sequence NAK for that PSN reports the gap the resend
+ * is repairing (see the NAK case of on_ack). */
+static void went_back_to(struct droce_qp *qp, uint32_t psn)
+{
+	qp->tp.went_back = true;
+	qp->tp.back_psn = psn;
 }
 
 /* Go back to @p psn because of a NAK or a detected response gap. */
@@ -147,6 +157,7 @@ static void retry_from(struct droce_qp *qp, uint32_t psn, uint64_t now)
 	qp->stats.retrans_nak++;
 	qp->cc->on_loss(&qp->ccs, false, now);
 	qp->tp.gap_retry = true;
+	went_back_to(qp, psn);
 	droce_req_rewind(qp, psn);
 	droce_tmr_rewound(qp, now);
 }
@@ -164,6 +175,7 @@ void droce_comp_timeout(struct droce_qp *qp, uint64_t now)
 	droce_rtt_on_timeout(&qp->rtt); /* RFC 6298 5.5 back-off */
 	qp->cc->on_loss(&qp->ccs, true, now);
 	qp->tp.gap_retry = false;
+	went_back_to(qp, qp->tp.una_psn);
 	droce_req_rewind(qp, qp->tp.una_psn);
 	droce_tmr_rewound(qp, now);
 }
@@ -177,6 +189,7 @@ static void on_rnr(struct droce_qp *qp, uint32_t psn, uint8_t code, uint64_t now
 		}
 		qp->tp.rnr_left--;
 	}
+	went_back_to(qp, psn);
 	droce_req_rewind(qp, psn);
 	droce_tmr_rnr(qp, droce_rnr_timer_ns(code), now);
 }
@@ -242,12 +255,18 @@ static void on_ack_pkt(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_
 		after_ack(qp, old_una, now);
 		if (qp->state == DROCE_QPS_ERR)
 			return;
-		if (val == DROCE_NAK_PSN_SEQ_ERR && !retry && droce_tmr_in_rnr(qp)) {
-			/* During an RNR wait: the responder still waits for the
-			 * PSN it refused and dropped what followed (rxe sends this
-			 * after its RNR NAK). The RNR wait already resends from
-			 * there: no second rewind, no retry counted, and the ACK
-			 * timer stays off (issue 8 item 2). */
+		if (val == DROCE_NAK_PSN_SEQ_ERR && !retry && qp->tp.went_back &&
+		    psn == qp->tp.back_psn) {
+			/* The gap droce already went back for, nothing ACKed
+			 * since: a responder NAKs once per gap (9.7.5.2.1), so
+			 * this copy was provoked by packets sent before the
+			 * go-back, or is delayed. rxe follows each RNR NAK for X
+			 * with a sequence NAK for X, which arrives during the RNR
+			 * wait or after it, when X is on its way again (issue 8
+			 * item 2, interop retry-exc). The resend already repairs
+			 * it: no second rewind, no retry counted, timers as they
+			 * are (the ACK timer recovers if the resend is lost). */
+			qp->stats.nak_seq_dup++;
 			return;
 		}
 		if (val == DROCE_NAK_PSN_SEQ_ERR || retry) {

@@ -48,7 +48,8 @@ void droce_req_reset(struct droce_qp *qp)
 	t->rd_inflight = 0;
 	t->pkts_since_ackreq = 0;
 	t->retry_left = t->rnr_left = 0;
-	t->gap_retry = false;
+	t->gap_retry = t->went_back = false;
+	t->back_psn = 0;
 	t->tmr.state = DROCE_TMR_IDLE;
 	t->tmr.resend_pending = false;
 	t->tmr.at = t->tmr.pace_at = 0;

@@ -94,6 +94,8 @@ struct droce_tp {
 	uint32_t pkts_since_ackreq;
 	uint8_t retry_left, rnr_left;
 	bool gap_retry;               /* a re-issue for a response gap is under way */
+	bool went_back;               /* went back to back_psn (NAK, timeout, RNR), nothing ACKed since */
+	uint32_t back_psn;
 	struct droce_tp_timer tmr;
 
 	/* ---- responder ---- */

@@ -18,12 +18,25 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <endian.h>
+
+/*
+ * poll_cq calls in a row that find nothing before the caller gives up its
+ * CPU once (sched_yield). A program spinning on poll_cq may share its CPU
+ * with the very thread it waits for: its peer's application (two
+ * processes on one machine), or a progress thread; without the yield that
+ * thread only runs when the scheduler's tick or a wake-up preempts the
+ * spinner. With no one else runnable the yield returns at once. On 2 cores
+ * at load 14-16, 5 alternated runs, medians: ib_write_lat 8 B typical
+ * 49.5 us without, 5.5 us with; ib_write_bw 64 KB 299 -> 776 MB/s.
+ */
+#define POLL_YIELD_AFTER 64u
 
 /* droce status -> IBV_WC_*, one case per droce value (an explicit table: it
  * stays right whatever numbers droce's enum carries). */
@@ -151,7 +164,16 @@ int dv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 				got += r;
 		}
 	}
+	bool yield = false;
+	if (got)
+		cq->empty_polls = 0;
+	else if (++cq->empty_polls >= POLL_YIELD_AFTER) {
+		cq->empty_polls = 0;
+		yield = true;
+	}
 	dv_unlock(c);
+	if (yield)
+		sched_yield();
 	return got ? got : (r < 0 ? r : 0);
 }
 

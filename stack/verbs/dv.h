@@ -193,6 +193,7 @@ struct dv_cq {
 	uint32_t events;            /**< events raised */
 	uint32_t delivered;         /**< ... and handed out by get_cq_event() */
 	int overflowed;
+	unsigned empty_polls;       /**< poll_cq calls in a row that found nothing */
 };
 
 struct dv_qp {

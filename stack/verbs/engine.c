@@ -352,7 +352,10 @@ int dv_engine_open(struct dv_context *c)
 	cp.ip_version = 4;
 	memcpy(cp.ip, d->cfg.ip, 4);
 	memcpy(cp.mac, d->mac, 6);
-	cp.link = dv_link_init(&c->link, droce_port_link(d->port), DV_ACK_HOLD_NS);
+	/* The ACK hold serves the application's own polls, which comm-core
+	 * mode does not have: there the port's link as it is. */
+	cp.link = d->cfg.comm_core >= 0 ? droce_port_link(d->port)
+					: dv_link_init(&c->link, droce_port_link(d->port), DV_ACK_HOLD_NS);
 	cp.seed = rte_get_tsc_cycles();
 	cp.max_qps = DV_MAX_QP;
 	cp.max_mrs = DV_MAX_MR;

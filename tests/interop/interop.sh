@@ -157,6 +157,8 @@ run_case() { # ROLE(droce-server|droce-client) SIZE
       # droce's NAK invalid request is IBTA's answer, and rxe's own responder's.
       echo "KNOWN $tag: rxe renumbered its requests after a retry ($why): droce NAKed invalid request as IBTA 9.7.5.2.2 and rxe's responder do"
       return
+    elif grep -q "transport retry counter exceeded" "$work/$tag.droce.out"; then
+      check_failed retry-exc "$tag: droce's requester gave up (RETRY_EXC_ERR, $mode; droce exit $drc, rxe exit $grc)"
     elif [ "$mode" = loss ] && grep -q "remote invalid request error" "$work/$tag.rxe.out"; then
       check_failed loss-invalid-req "$tag: droce's responder NAKed an rxe request as invalid, and rxe sent no PSN twice with other opcodes (droce exit $drc, rxe exit $grc)"
     else

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # suite verbs: an unmodified librdmacm program, server and client, as two
 # processes over memif through droce's libibverbs.so.1 and librdmacm.so.1
-# (scripts/droce-run). Both must exit 0 by themselves and the client's
-# output must match REGEX.
+# (scripts/droce-run). Both must exit 0 by themselves, the client's output
+# must match REGEX, and the client must have loaded droce's librdmacm.so.1
+# (LD_DEBUG), not rdma-core's (which finds no device here anyway).
 #   pair.sh DROCE_RUN "SERVER COMMAND" "CLIENT COMMAND" REGEX
 # The server is 198.18.0.1, the client 198.18.0.2; PORT in a command is
 # replaced by a free-ish port. PAIR_REFUSED=1: the client must instead exit
@@ -27,7 +28,8 @@ for _ in $(seq 200); do
   sleep 0.05
 done
 sleep 0.3
-timeout 60 "$run" --port "memif:client,socket=$sock" --ip 198.18.0.2 "${cargs[@]}" >"$work/client.out" 2>&1
+LD_DEBUG=libs LD_DEBUG_OUTPUT="$work/client.ld" timeout 60 "$run" --port "memif:client,socket=$sock" \
+  --ip 198.18.0.2 "${cargs[@]}" >"$work/client.out" 2>&1
 crc=$?
 if [ "${PAIR_REFUSED:-0}" = 1 ]; then
   alive=0; kill -0 $spid 2>/dev/null && alive=1
@@ -48,6 +50,10 @@ elif [ $crc != 0 ] || [ $src != 0 ]; then
   echo "FAIL: ${cargs[*]}: client exit $crc, server exit $src"; rc=1
 elif ! grep -q -E "$want" "$work/client.out"; then
   echo "FAIL: ${cargs[*]}: the client's output does not match '$want'"; rc=1
+elif ! grep -q "calling init: $(cd "$lib" && pwd)/librdmacm.so.1" "$work"/client.ld.*; then
+  echo "FAIL: the client did not load droce's librdmacm.so.1"; rc=1
+else
+  echo "ok: ${cargs[*]}: both exited 0, '$want' in the client's output, droce's librdmacm.so.1 loaded"
 fi
 echo "--- client: ${cargs[*]}"; quiet "$work/client.out"
 echo "--- server: ${sargs[*]}"; quiet "$work/server.out"

@@ -522,6 +522,38 @@ static void test_all_rtus_lost(void **state)
 	ASSERT_STATE(w->a.cm, a, DROCE_CM_TIMEWAIT);
 }
 
+/* Every RTU is lost but data arrives on b's QP: its COMM_EST
+ * (droce_cm_comm_est) makes it ESTABLISHED, the REP stops being resent,
+ * nothing times out, and a late RTU is a duplicate. */
+static void test_comm_est(void **state)
+{
+	struct world *w = *state;
+	int a;
+	int b = to_req_rcvd(w, &a);
+	assert_int_equal(droce_cm_comm_est(w->b.cm, w->now, b), -EBADFD); /* no REP yet */
+	assert_int_equal(droce_cm_accept(w->b.cm, w->now, b, &qp_b, NULL, 0), 0);
+	pump(w);
+	expect_event(w->a.cm, DROCE_CM_EV_CONNECT_RESPONSE);
+	w->a.drop[0x14] = 100;
+	assert_int_equal(droce_cm_establish(w->a.cm, w->now, a), 0);
+	expect_event(w->a.cm, DROCE_CM_EV_ESTABLISHED);
+	pump(w);
+	assert_int_equal(droce_cm_comm_est(w->a.cm, w->now, a), -EBADFD); /* active side */
+	assert_int_equal(droce_cm_comm_est(w->b.cm, w->now, -1), -EINVAL);
+	assert_int_equal(droce_cm_comm_est(w->b.cm, w->now, b), 0);
+	expect_event(w->b.cm, DROCE_CM_EV_ESTABLISHED);
+	ASSERT_STATE(w->b.cm, b, DROCE_CM_ESTABLISHED);
+	assert_int_equal(droce_cm_comm_est(w->b.cm, w->now, b), -EBADFD);
+	assert_int_equal(droce_cm_next_timer(w->b.cm), UINT64_MAX); /* no REP resend armed */
+	unsigned reps = w->b.sent[0x13];
+	w->a.drop[0x14] = 0;
+	assert_int_equal(droce_cm_establish(w->a.cm, w->now, a), -EBADFD);
+	pump(w);
+	assert_int_equal(w->b.sent[0x13], reps);
+	expect_no_event(w->a.cm);
+	expect_no_event(w->b.cm);
+}
+
 /* b's consumer never answers and every MRA is lost: a gives up and its REJ
  * (timeout) must free b's side although a never learnt b's communication
  * ID: the REJ names a by its CA GUID in the ARI (12.6.7.2, as the kernel). */
@@ -1126,6 +1158,7 @@ int main(void)
 		T(test_dreq_before_rtu),
 		T(test_lost_rtu),
 		T(test_all_rtus_lost),
+		T(test_comm_est),
 		T(test_timeout_rej_frees_passive),
 		T(test_stale_connection),
 		T(test_peer_vanishes_before_rep),

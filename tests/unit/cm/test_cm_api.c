@@ -697,6 +697,41 @@ static void test_lost_rtu(void **st)
 	bed_free(b);
 }
 
+static void test_all_rtus_lost_data_flows(void **st)
+{
+	/* every RTU lost, but A sends at once: B's QP receives, which is
+	 * COMM_EST (IBTA 12.9): B is ESTABLISHED without an RTU, its REP
+	 * retries stop, nothing times out, A stays connected */
+	struct droce_cm_conf cf;
+	droce_cm_conf_init(&cf);
+	cf.response_timeout = 10;
+	cf.max_cm_retries = 2;
+	struct bed *b = bed_new(&cf);
+	b->q[0].drop_attr = 0x14;
+	assert_true(droce_listen(b->s[1].ctx, 7471) >= 0);
+	struct droce_addr dst = addr_of(&b->s[1], 7471);
+	int ac = droce_connect(b->s[0].qp, &dst, NULL, b->now);
+	struct droce_conn_event ev = next_event(b, 1);
+	int bc = ev.conn;
+	assert_int_equal(droce_accept(b->s[1].ctx, bc, b->s[1].qp, NULL, b->now), 0);
+	assert_int_equal(next_event(b, 0).type, DROCE_CONN_ESTABLISHED);
+	send_works(b);
+	ev = next_event(b, 1);
+	assert_int_equal(ev.type, DROCE_CONN_ESTABLISHED);
+	assert_int_equal(ev.conn, bc);
+	uint64_t until = b->now + 200000000; /* past every REP retry */
+	while (b->now < until)
+		turn(b);
+	no_event(b, 0);
+	no_event(b, 1);
+	assert_int_equal(qp_state(b->s[0].qp), DROCE_QPS_RTS);
+	assert_int_equal(qp_state(b->s[1].qp), DROCE_QPS_RTS);
+	assert_int_equal(droce_disconnect(b->s[1].ctx, bc, b->now), 0); /* and it ends cleanly */
+	assert_int_equal(next_event(b, 0).type, DROCE_CONN_DISCONNECTED);
+	(void)ac;
+	bed_free(b);
+}
+
 static void test_errors(void **st)
 {
 	struct bed *b = bed_new(NULL);
@@ -867,6 +902,7 @@ int main(void)
 		cmocka_unit_test(test_passive_timeout),
 		cmocka_unit_test(test_path_busy),
 		cmocka_unit_test(test_lost_rtu),
+		cmocka_unit_test(test_all_rtus_lost_data_flows),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_full),
 	};
