@@ -3,8 +3,8 @@
 # Debian's unmodified rping and ib_send_bw -R on both ends: on the host over
 # droce's libibverbs.so.1 + librdmacm.so.1 (scripts/droce-run, af_packet on
 # the harness's veth), in the guest over the kernel's rdma_cm and rxe. rping
-# runs with droce as server and as client, ib_send_bw -R with droce as
-# server (below: why not as client). Every capture must decode with
+# and ucmatose run with droce as server and as client, ib_send_bw -R with
+# droce as server (below: why not as client). Every capture must decode with
 # droce-dump (valid ICRCs), and its CM MADs (REQ, REP, RTU, DREQ, DREP: UD
 # SENDs to QP1) with tshark, nothing malformed.
 #   rdmacm.sh RXE_VM DROCE_RUN DROCE_DUMP
@@ -27,7 +27,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 143' TERM INT
-for t in rping ib_send_bw tshark tcpdump; do
+for t in rping ucmatose ib_send_bw tshark tcpdump; do
   command -v $t >/dev/null || { echo "SKIP: $t not installed (rdmacm-utils, perftest, tshark, tcpdump)"; exit 77; }
 done
 [ -x "$run" ] || { echo "SKIP: no $run (the verbs drop-ins)"; exit 77; }
@@ -81,7 +81,7 @@ one() {
       for a in 1 2 3 4 5; do
         "$vm" run "$work/vm" 0 -t 80 "$tool ${gcargs//PORT/$port}" >"$work/$tag.rxe.out" 2>&1
         grc=$?
-        [ $grc = 0 ] || ! grep -q "REJECTED\|error 8\|Unable to perform rdma_client" "$work/$tag.rxe.out" || { sleep 1; continue; }
+        [ $grc = 0 ] || ! grep -q "REJECTED\|error 8\|Unable to perform rdma_client\|event: 8" "$work/$tag.rxe.out" || { sleep 1; continue; }
         break
       done
       wait "$dpid"
@@ -92,7 +92,7 @@ one() {
       for a in 1 2 3 4 5; do
         $dr $tool ${dcargs//PORT/$port} >"$work/$tag.droce.out" 2>&1
         drc=$?
-        [ $drc = 0 ] || ! grep -q "REJECTED\|error 8\|Unable to perform rdma_client" "$work/$tag.droce.out" || { sleep 2; continue; }
+        [ $drc = 0 ] || ! grep -q "REJECTED\|error 8\|Unable to perform rdma_client\|event: 8" "$work/$tag.droce.out" || { sleep 2; continue; }
         break
       done
       "$vm" wait "$work/vm" "$id" 100 >"$work/$tag.rxe.out" 2>&1
@@ -119,12 +119,16 @@ one() {
   done
 }
 
-for t in ${RDMACM_TOOLS:-rping ib_send_bw}; do
+for t in ${RDMACM_TOOLS:-rping ucmatose ib_send_bw}; do
   case $t in
     # 10 pings, each checked by both ends (-v prints them)
     rping) one rping "-s -a $DROCE_IP -p PORT -C 10 -v" "-s -a $GUEST_IP_0 -p PORT -C 10 -v" \
              "-c -a $GUEST_IP_0 -p PORT -C 10 -v" "-c -a $DROCE_IP -p PORT -C 10 -v" \
              "ping data: rdma-ping-9" ;;
+    # 2 connections, 20 SEND/RECV of 1 KB each way on each
+    ucmatose) one ucmatose "-b $DROCE_IP -p PORT -c 2 -C 20 -S 1024" "-b $GUEST_IP_0 -p PORT -c 2 -C 20 -S 1024" \
+             "-s $GUEST_IP_0 -p PORT -c 2 -C 20 -S 1024" "-s $DROCE_IP -p PORT -c 2 -C 20 -S 1024" \
+             "return status 0" ;;
     # droce as server only: as client, its data QP's REQ reaches the TCG
     # guest's perftest between that server's two listeners (control, then
     # data): the kernel answers REJ 8 and perftest's client crashes in its
