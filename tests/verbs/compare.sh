@@ -39,7 +39,7 @@ pair() {
     timeout 120 "${c[@]}" >"$work/c.out" 2>&1
     wait $sp
     tcp=$((tcp + 1)); sock=$sock.$try
-    if grep -q -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$work/c.out"; then
+    if grep -q -E '^ *(8|65536) +[0-9]+ +[0-9.]+' "$work/c.out"; then
       cat "$work/c.out"
       return
     fi
