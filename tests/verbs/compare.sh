@@ -20,49 +20,61 @@ tcp=$((20000 + $$ % 20000))
 wait_sock() {
   for _ in $(seq 200); do grep -q "@$1\$" /proc/net/unix && break; sleep 0.05; done; sleep 0.3
 }
-# pair SERVER_CMD... :: CLIENT_CMD... : client output on stdout
+# pair SERVER_CMD... :: CLIENT_CMD... : client output on stdout. A pair
+# whose client printed no result is run again (at most 3 times, new socket
+# and TCP port: the commands name them through $sock and $tcp), and says so
+# on stderr with the client's first complaint.
 pair() {
-  local s=() c=() seen=0
-  for a in "$@"; do
-    if [ "$a" = "::" ]; then seen=1; continue; fi
-    if [ $seen = 0 ]; then s+=("$a"); else c+=("$a"); fi
+  local s=() c=() seen=0 try
+  for try in 1 2 3; do
+    s=(); c=(); seen=0
+    for a in "$@"; do
+      a=${a//@SOCK@/$sock}; a=${a//@TCP@/$tcp}
+      if [ "$a" = "::" ]; then seen=1; continue; fi
+      if [ $seen = 0 ]; then s+=("$a"); else c+=("$a"); fi
+    done
+    timeout 120 "${s[@]}" >"$work/s.out" 2>&1 &
+    local sp=$!
+    wait_sock "$sock"
+    timeout 120 "${c[@]}" >"$work/c.out" 2>&1
+    wait $sp
+    tcp=$((tcp + 1)); sock=$sock.$try
+    if grep -q -E '^ *(8|65536) +[0-9]+ +[0-9.]+' "$work/c.out"; then
+      cat "$work/c.out"
+      return
+    fi
+    echo "$(echo "${c[*]}" | grep -o -m1 -E '(ib_)?write_(bw|lat)' | head -1): no result (try $try):" \
+      "$(grep -h -i -m1 -E 'fail|error|couldn' "$work/c.out" "$work/s.out" | head -1)" >&2
   done
-  timeout 120 "${s[@]}" >"$work/s.out" 2>&1 &
-  local sp=$!
-  wait_sock "$sock"
-  timeout 120 "${c[@]}" >"$work/c.out" 2>&1
-  wait $sp
-  tcp=$((tcp + 1))
-  cat "$work/c.out"
 }
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
 for r in $(seq "$rounds"); do
   sock=$work/m$r-a.sock
-  pair $perf -- write_bw --memif server,socket=$sock -s 65536 -n $nbw -p $tcp :: \
-       $perf -- write_bw --memif client,socket=$sock -s 65536 -n $nbw -p $tcp 127.0.0.1 |
+  pair $perf -- write_bw --memif server,socket=@SOCK@ -s 65536 -n $nbw -p @TCP@ :: \
+       $perf -- write_bw --memif client,socket=@SOCK@ -s 65536 -n $nbw -p @TCP@ 127.0.0.1 |
     awk '$1==65536 {print $4}' | tee -a "$work/perf_bw"
   sock=$work/m$r-b.sock
-  pair $run --port memif:server,socket=$sock --ip 198.18.0.1 ib_write_bw -d droce0 -x 0 -s 65536 -n $nbw -p $tcp :: \
-       $run --port memif:client,socket=$sock --ip 198.18.0.2 ib_write_bw -d droce0 -x 0 -s 65536 -n $nbw -p $tcp 127.0.0.1 |
+  pair $run --port memif:server,socket=@SOCK@ --ip 198.18.0.1 ib_write_bw -d droce0 -x 0 -s 65536 -n $nbw -p @TCP@ :: \
+       $run --port memif:client,socket=@SOCK@ --ip 198.18.0.2 ib_write_bw -d droce0 -x 0 -s 65536 -n $nbw -p @TCP@ 127.0.0.1 |
     awk '$1==65536 {print $4}' | tee -a "$work/ib_bw"
   sock=$work/m$r-c.sock
-  pair $perf -- write_lat --memif server,socket=$sock -s 8 -n $nlat -p $tcp :: \
-       $perf -- write_lat --memif client,socket=$sock -s 8 -n $nlat -p $tcp 127.0.0.1 |
+  pair $perf -- write_lat --memif server,socket=@SOCK@ -s 8 -n $nlat -p @TCP@ :: \
+       $perf -- write_lat --memif client,socket=@SOCK@ -s 8 -n $nlat -p @TCP@ 127.0.0.1 |
     awk '$1==8 {print $5, $6}' | tee -a "$work/perf_lat"
   sock=$work/m$r-d.sock
-  pair $run --port memif:server,socket=$sock --ip 198.18.0.1 ib_write_lat -d droce0 -x 0 -s 8 -n $nlat -p $tcp :: \
-       $run --port memif:client,socket=$sock --ip 198.18.0.2 ib_write_lat -d droce0 -x 0 -s 8 -n $nlat -p $tcp 127.0.0.1 |
+  pair $run --port memif:server,socket=@SOCK@ --ip 198.18.0.1 ib_write_lat -d droce0 -x 0 -s 8 -n $nlat -p @TCP@ :: \
+       $run --port memif:client,socket=@SOCK@ --ip 198.18.0.2 ib_write_lat -d droce0 -x 0 -s 8 -n $nlat -p @TCP@ 127.0.0.1 |
     awk '$1==8 {print $5, $6}' | tee -a "$work/ib_lat"
   [ -n "$before" ] || continue
   sock=$work/m$r-e.sock
-  pair $runb --port memif:server,socket=$sock --ip 198.18.0.1 ib_write_bw -d droce0 -x 0 -s 65536 -n $nbw -p $tcp :: \
-       $runb --port memif:client,socket=$sock --ip 198.18.0.2 ib_write_bw -d droce0 -x 0 -s 65536 -n $nbw -p $tcp 127.0.0.1 |
+  pair $runb --port memif:server,socket=@SOCK@ --ip 198.18.0.1 ib_write_bw -d droce0 -x 0 -s 65536 -n $nbw -p @TCP@ :: \
+       $runb --port memif:client,socket=@SOCK@ --ip 198.18.0.2 ib_write_bw -d droce0 -x 0 -s 65536 -n $nbw -p @TCP@ 127.0.0.1 |
     awk '$1==65536 {print $4}' | sed 's/^/before /' | tee -a "$work/ib_bw_before"
   sock=$work/m$r-f.sock
-  pair $runb --port memif:server,socket=$sock --ip 198.18.0.1 ib_write_lat -d droce0 -x 0 -s 8 -n $nlat -p $tcp :: \
-       $runb --port memif:client,socket=$sock --ip 198.18.0.2 ib_write_lat -d droce0 -x 0 -s 8 -n $nlat -p $tcp 127.0.0.1 |
+  pair $runb --port memif:server,socket=@SOCK@ --ip 198.18.0.1 ib_write_lat -d droce0 -x 0 -s 8 -n $nlat -p @TCP@ :: \
+       $runb --port memif:client,socket=@SOCK@ --ip 198.18.0.2 ib_write_lat -d droce0 -x 0 -s 8 -n $nlat -p @TCP@ 127.0.0.1 |
     awk '$1==8 {print $5, $6}' | sed 's/^/before /' | tee -a "$work/ib_lat_before"
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
