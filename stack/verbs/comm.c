@@ -145,7 +145,12 @@ int dv_comm_poll_cq(struct dv_cq *cq, int n, struct ibv_wc *wc)
 		if (r < k)
 			break;
 	}
+	bool yield = dv_poll_idle(cq, got);
 	spin_unlock(&ch->clock);
+	/* As dv_poll_cq: here the thread waited for is the comm core, which
+	 * shares the two CPUs with both processes' spinning applications. */
+	if (yield)
+		sched_yield();
 	return got;
 }
 

@@ -164,17 +164,23 @@ int dv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 				got += r;
 		}
 	}
-	bool yield = false;
-	if (got)
-		cq->empty_polls = 0;
-	else if (++cq->empty_polls >= POLL_YIELD_AFTER) {
-		cq->empty_polls = 0;
-		yield = true;
-	}
+	bool yield = dv_poll_idle(cq, got);
 	dv_unlock(c);
 	if (yield)
 		sched_yield();
 	return got ? got : (r < 0 ? r : 0);
+}
+
+bool dv_poll_idle(struct dv_cq *cq, int got)
+{
+	if (got) {
+		cq->empty_polls = 0;
+		return false;
+	}
+	if (++cq->empty_polls < POLL_YIELD_AFTER)
+		return false;
+	cq->empty_polls = 0;
+	return true;
 }
 
 static void raise_event(struct dv_cq *cq)

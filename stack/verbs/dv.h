@@ -239,6 +239,8 @@ int dv_send_to_droce(const struct ibv_send_wr *w, struct droce_send_wr *d);
 
 /* The context ops (cq.c, qp.c). */
 int dv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+/** Counts a poll_cq that found @p got completions: true once every POLL_YIELD_AFTER empty ones in a row (the caller then yields its CPU, cq.c). */
+bool dv_poll_idle(struct dv_cq *cq, int got);
 int dv_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int dv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int dv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
