@@ -172,7 +172,7 @@ static int parse_u64(struct pctx *c, const char *what, const char *v, uint64_t m
 
 static int parse_u32(struct pctx *c, const char *what, const char *v, uint32_t max, uint32_t *out)
 {
-	uint64_t x;
+	uint64_t x = 0; /* set on success; -O3 cannot see fail() returns non-zero */
 	int r = parse_u64(c, what, v, max, &x);
 	if (!r)
 		*out = (uint32_t)x;
@@ -181,7 +181,7 @@ static int parse_u32(struct pctx *c, const char *what, const char *v, uint32_t m
 
 static int parse_u8(struct pctx *c, const char *what, const char *v, uint8_t max, uint8_t *out)
 {
-	uint64_t x;
+	uint64_t x = 0; /* set on success; -O3 cannot see fail() returns non-zero */
 	int r = parse_u64(c, what, v, max, &x);
 	if (!r)
 		*out = (uint8_t)x;
