@@ -9,30 +9,10 @@
 # Exit 0 pass, 1 fail, 77 skip (qemu cannot run, perftest or the drop-in absent).
 set -u
 vm=$(readlink -f "$1") run=$(readlink -f "$2") dump=$(readlink -f "$3")
-work=$(mktemp -d /tmp/droce-perftest-XXXXXX)
-pids=()
-stop_pid() {
-  kill -TERM "$1" 2>/dev/null || { wait "$1" 2>/dev/null; return 0; }
-  for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL "$1" 2>/dev/null
-  wait "$1" 2>/dev/null
-  return 0
-}
-cleanup() {
-  for p in "${pids[@]}"; do stop_pid "$p"; done
-  "$vm" down "$work/vm"
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT
-for t in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_atomic_lat ibv_rc_pingpong ibv_ud_pingpong; do
-  command -v $t >/dev/null || { echo "SKIP: $t not installed (perftest, ibverbs-utils)"; exit 77; }
-done
+. "$(dirname "$0")/lib.sh" perftest
+need ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_atomic_lat ibv_rc_pingpong ibv_ud_pingpong -- perftest, ibverbs-utils
 [ -x "$run" ] || { echo "SKIP: no $run (the libibverbs drop-in)"; exit 77; }
-"$vm" up "$work/vm" 1
-rc=$?
-[ $rc = 0 ] || exit $rc
-. "$work/vm/env"
+guest_up
 fails=0
 port=$((19000 + $$ % 20000))
 

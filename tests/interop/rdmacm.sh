@@ -11,31 +11,11 @@
 # Exit 0 pass, 1 fail, 77 skip (qemu cannot run, a tool or the drop-ins absent).
 set -u
 vm=$(readlink -f "$1") run=$(readlink -f "$2") dump=$(readlink -f "$3")
-work=$(mktemp -d /tmp/droce-rdmacm-XXXXXX)
-pids=()
-stop_pid() {
-  kill -TERM "$1" 2>/dev/null || { wait "$1" 2>/dev/null; return 0; }
-  for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL "$1" 2>/dev/null
-  wait "$1" 2>/dev/null
-  return 0
-}
-cleanup() {
-  for p in "${pids[@]}"; do stop_pid "$p"; done
-  "$vm" down "$work/vm"
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT
-for t in rping ucmatose ib_send_bw tshark tcpdump; do
-  command -v $t >/dev/null || { echo "SKIP: $t not installed (rdmacm-utils, perftest, tshark, tcpdump)"; exit 77; }
-done
+. "$(dirname "$0")/lib.sh" rdmacm
+need rping ucmatose ib_send_bw tshark tcpdump -- rdmacm-utils, perftest, tshark, tcpdump
 [ -x "$run" ] || { echo "SKIP: no $run (the verbs drop-ins)"; exit 77; }
 [ -e "${DROCE_VERBS_LIB:-}/librdmacm.so.1" ] || { echo "SKIP: no droce librdmacm.so.1"; exit 77; }
-"$vm" up "$work/vm" 1
-rc=$?
-[ $rc = 0 ] || exit $rc
-. "$work/vm/env"
+guest_up
 fails=0
 port=$((21000 + $$ % 20000))
 
