@@ -89,6 +89,8 @@ struct conn {
 	bool gave_up;                /* retries exhausted: completions not derived */
 	bool rnr_seen;
 	uint8_t min_rnr_timer;
+	bool any_msn;                /* the side has answered with an AETH */
+	uint32_t msn_max;            /* the highest MSN it sent so far, in capture order */
 	unsigned mtu;
 	unsigned seg_max, max_payload;
 	int cur_own, cur_peer;       /* message being assembled, -1 none */
@@ -620,6 +622,25 @@ static int find_msg(struct dctx *d, int conn, bool own, uint32_t psn, bool range
 		if (m->first_psn == psn)
 			return (int)i;
 		if (range && !psn_lt(psn, m->first_psn) && !psn_lt(m->last_psn, psn))
+			return (int)i;
+	}
+	return -1;
+}
+
+/*
+ * The peer's message the side refused at @p psn, its LAST, with an RNR NAK
+ * before (its FIRST and MIDDLE placed, the message waiting for the LAST's
+ * resend; own_response()), or -1. The side refuses that LAST again for
+ * every copy of it that reaches it before it has a receive (9.7.5.2.8):
+ * the resend after the RNR wait, or a copy netem delayed behind the capture
+ * point, of which no frame shows between the two NAKs.
+ */
+static int find_refused(struct dctx *d, int conn, uint32_t psn)
+{
+	for (size_t i = d->nmsgs; i-- > 0;) {
+		const struct msg *m = &d->msgs[i];
+		if (m->conn == conn && !m->own && !m->dropped && m->rnr && !m->complete &&
+		    psn_add(m->last_psn, 1) == psn)
 			return (int)i;
 	}
 	return -1;
@@ -1359,11 +1380,25 @@ static int own_response(struct dctx *d, struct fr *a)
 	if (oi->hdrs & DROCE_HDR_AETH) {
 		uint8_t syn = a->p.h.ext.aeth.syndrome;
 		uint8_t kind = syn & DROCE_AETH_TYPE_MASK;
-		if (kind == DROCE_AETH_RNR_NAK) {
+		uint32_t msn = a->p.h.ext.aeth.msn & PSN_MASK;
+		/* MSN counts the messages the side completed (9.7.5.1.1). An RNR
+		 * NAK with less than the side already sent was overtaken on the
+		 * wire (netem reorders in front of the capture): the message it
+		 * refused was taken since, the NAK changes nothing now. */
+		bool stale = c->any_msn && psn_lt(msn, c->msn_max);
+		if (!c->any_msn || psn_lt(c->msn_max, msn))
+			c->msn_max = msn;
+		c->any_msn = true;
+		if (kind == DROCE_AETH_RNR_NAK && stale) {
+			c->rnr_seen = true;
+			c->min_rnr_timer = syn & DROCE_AETH_VALUE_MASK;
+		} else if (kind == DROCE_AETH_RNR_NAK) {
 			/* The side had no receive posted: the message at this PSN
 			 * was not taken; its retry is new work and its receive
 			 * must be posted only after this NAK (9.7.5.2.8). */
 			int mi = find_msg(d, a->conn, false, psn, true);
+			if (mi < 0)
+				mi = find_refused(d, a->conn, psn);
 			struct msg *rm = mi >= 0 ? &d->msgs[mi] : NULL;
 			if (rm && rm->first_psn != psn) {
 				/* a WRITE with immediate refused at its LAST: its
@@ -1487,6 +1522,65 @@ static int own_response(struct dctx *d, struct fr *a)
 			put_le64(b, nv);
 			store(d, r, m->va, b, 8);
 			m->applied = true;
+		}
+	}
+	return 0;
+}
+
+/*
+ * What the side's acknowledgements say it completed must be what the model
+ * holds. Each ACK, RNR NAK and PSN-sequence NAK carries the side's MSN: the
+ * number of the peer's messages it had completed (9.7.5.1.1), all of them
+ * ending at or before an ACK's PSN (before a NAK's: 9.7.5.2.2). A receive
+ * is posted for each completed SEND and WRITE with immediate, so a count
+ * that disagrees means the walk lost or invented a message, whose receive
+ * would be missing or extra in the scenario; say where instead of writing
+ * a scenario droce cannot replay. The first such frame on a connection
+ * gives the MSN the capture starts from (a capture may begin mid-way).
+ */
+static int check_msns(struct dctx *d)
+{
+	for (unsigned ci = 0; ci < d->nconns; ci++) {
+		bool based = false;
+		uint32_t base = 0;
+		for (size_t i = 0; i < d->nfr; i++) {
+			const struct fr *a = &d->fr[i];
+			if (a->conn != (int)ci || a->role != DROCE_RP_OWN || !a->p.op ||
+			    a->r != DROCE_PARSE_OK || a->p.h.bth.opcode != DROCE_OP_RC_ACKNOWLEDGE)
+				continue;
+			uint8_t syn = a->p.h.ext.aeth.syndrome;
+			uint8_t kind = syn & DROCE_AETH_TYPE_MASK;
+			bool nak = kind != DROCE_AETH_ACK;
+			if (kind == DROCE_AETH_NAK && (syn & DROCE_AETH_VALUE_MASK) != DROCE_NAK_PSN_SEQ_ERR)
+				continue; /* an error NAK: the flow stops there, completions are not derived */
+			/* A duplicate's re-ACK names the last SEND, WRITE or atomic
+			 * executed, and its MSN counts the READs after it too (C9-105;
+			 * rxe and droce): those may be counted, nothing else. */
+			uint32_t psn = a->p.h.bth.psn, n = 0, reads = 0;
+			bool more = !nak;
+			for (size_t k = 0; k < d->nmsgs; k++) {
+				const struct msg *m = &d->msgs[k];
+				if (m->own || m->conn != (int)ci || m->dropped || !m->complete)
+					continue;
+				if (psn_lt(m->last_psn, psn) || (!nak && m->last_psn == psn))
+					n++;
+				else if (more && m->kind == M_READ)
+					reads++;
+				else
+					more = false;
+			}
+			uint32_t msn = a->p.h.ext.aeth.msn & PSN_MASK;
+			if (!based) {
+				base = (msn - n) & PSN_MASK;
+				based = true;
+			}
+			uint32_t done = (msn - base) & PSN_MASK;
+			if (done < n || done > n + reads)
+				return dfail(d, "frame %u: the side's %s of PSN %u carries MSN %u: it had "
+					     "completed %u of the peer's messages, the capture shows %u "
+					     "(9.7.5.1.1)", a->f->num,
+					     kind == DROCE_AETH_ACK ? "ACK" :
+					     kind == DROCE_AETH_RNR_NAK ? "RNR NAK" : "NAK", psn, msn, done, n);
 		}
 	}
 	return 0;
@@ -2123,7 +2217,8 @@ int droce_rp_derive_impaired(const struct droce_rp_capture *cap, const char *cap
 		if (d->fr[i].role == DROCE_RP_OWN && d->fr[i].conn >= 0)
 			memcpy(d->conns[d->fr[i].conn].peer_mac, d->fr[i].p.h.net.dst_mac, 6);
 	if ((r = infer_mtu(d)) || (r = cm_attrs(d)) || (r = collect_regions(d)) ||
-	    (start_psns(d), (r = own_requests(d))) || (r = walk(d)) || (r = cm_psns(d)))
+	    (start_psns(d), (r = own_requests(d))) || (r = walk(d)) || (r = check_msns(d)) ||
+	    (r = cm_psns(d)))
 		goto out;
 	d->impair = impair;
 	emit(d, cap_path, ip, out);

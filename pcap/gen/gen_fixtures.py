@@ -957,6 +957,76 @@ def lossy_rnr_write():
     return c
 
 
+@case
+def lossy_rnr_repeat():
+    """Reduced from an interop capture (write_bw 4 KB, droce client, rxe
+    server in the guest, netem loss and reorder on both directions inside
+    the guest; frames 1094-1286 of it): tcpdump on the bridge sees the
+    requester's packets before netem drops or delays them, and rxe's after.
+    rxe RNR-NAKs the LAST of a WRITE_WITH_IMMEDIATE twice: once for the
+    go-back-N copy and once for the first copy, which netem had delayed (on
+    the bridge it went out long before), so no copy of that PSN shows
+    between the two NAKs. droce-replay --derive lost track of the message
+    at the second NAK and modelled no receive for it or anything after it."""
+    c = Case('lossy-rnr-repeat', 'reduced from an rxe interop capture on a lossy link: droce as '
+             'responder (rxe in the capture) NAKs a gap (the request was lost after the capture '
+             'point), RNR-NAKs the LAST of a WRITE_WITH_IMMEDIATE twice with no copy of it on the '
+             'wire in between (the second copy was one netem had delayed), takes the resend after '
+             'the RNR wait; one of its ACKs is lost before the capture point, and a second gap is '
+             'NAKed and resent')
+    c.qp(rq=500, extra=' min-rnr-timer=12')
+    resp_region(c)
+    w = data(4096, 62)
+
+    def pkt(k, j, dt=3000):
+        psn = 500 + 4 * k + j
+        pay = w[1024 * k + 256 * j:1024 * k + 256 * (j + 1)]
+        if j == 0:
+            return c.peer('WRITE_FIRST', psn, payload=pay, reth=(RADDR + 1024 * k, RKEY, 1024), dt=dt)
+        if j < 3:
+            return c.peer('WRITE_MIDDLE', psn, payload=pay, dt=dt)
+        return c.peer('WRITE_LAST_IMM', psn, payload=pay, imm=k, ackreq=True, dt=dt)
+
+    c.s('recv q wr=1')                                      # one receive posted up front
+    for k in range(3):                                      # 501 never reaches the side
+        for j in range(4):
+            pkt(k, j)
+    c.own('ACK', 501, aeth=(nak(NAK_PSN_SEQ), 0), dt=200000)
+    for n, psn in enumerate(range(501, 512)):               # go-back-N from 501
+        pkt((psn - 500) // 4, (psn - 500) % 4, dt=40000 if n == 0 else 3000)
+    c.own('ACK', 503, aeth=(ack(), 1), dt=300000)
+    c.own('ACK', 507, aeth=(rnr_nak(12), 1), dt=5000)      # no receive for message 1
+    c.own('ACK', 507, aeth=(nak(NAK_PSN_SEQ), 1), dt=5000)  # rxe NAKs the next packet too
+    # the first copy of 507, delayed by netem, reaches the side now: refused
+    # again, and the delayed 508 behind it NAKed again; no frame between
+    c.own('ACK', 507, aeth=(rnr_nak(12), 1), dt=300000)
+    c.own('ACK', 507, aeth=(nak(NAK_PSN_SEQ), 1), dt=5000)
+    c.s('recv q wr=2 at=%dns' % (c.t + 5000))              # the application posts again
+    c.s('recv q wr=3 at=%dns' % (c.t + 5000))
+    c.s('recv q wr=4 at=%dns' % (c.t + 5000))
+    pkt(1, 3, dt=700000)                                    # after the RNR wait (0.64 ms)
+    for k in (2, 3):
+        for j in range(4):
+            if (k, j) != (3, 2):                            # 514 lost after the capture point
+                pkt(k, j)
+            else:
+                c.t += 3000
+    # ACK 507 (MSN 2) was lost before the capture point
+    c.own('ACK', 511, aeth=(ack(), 3), dt=200000)
+    c.own('ACK', 514, aeth=(nak(NAK_PSN_SEQ), 3), dt=5000)
+    pkt(3, 2, dt=40000)
+    pkt(3, 3)
+    c.own('ACK', 515, aeth=(ack(), 4), dt=200000)
+    c.s('expect-mem r 0 %s' % hexs(w))
+    for k in range(4):
+        c.s('expect-wc q recv wr=%d status=SUCCESS opcode=recv-imm imm=%#x' % (k + 1, k))
+    c.s('allow ack-coalescing  # droce may ACK packets without AckReq too (9.7.5.1.1)')
+    c.s('# the side got the peer\'s packets after the capture point, where netem dropped and')
+    c.s('# delayed some: compare what the protocol defines, per PSN (pcap/README.md)')
+    c.s('compare by-psn')
+    return c
+
+
 # ------------------------------------------------------------- rdma_cm --
 
 CM_REQ_PSN, CM_REP_PSN = 0x00ABCD, 0xFFFFFE  # droce's sq-psn (the REQ's), rq-psn (its REP's)

@@ -197,8 +197,8 @@ run_case() { # ROLE(droce-server|droce-client) SIZE
   grep -q '"syndrome":\(3[2-9]\|[45][0-9]\|6[0-3]\)[,}]' "$work/$tag.dump" && rnr=1
   [ $rnr = 1 ] && replay_check=replay-rnr
   if [ "$mode" = loss ]; then
-    # RNR NAKs in a lossy capture: derive must infer when the receives were
-    # posted from what got lost too (tests/interop/pending, replay-loss-rnr).
+    # Named apart: RNR NAKs in a lossy capture, where derive must infer the
+    # side's receives from its RNR NAKs and MSNs (docs/interop.md bug 6).
     replay_check=replay-loss
     [ $rnr = 1 ] && replay_check=replay-loss-rnr
   fi

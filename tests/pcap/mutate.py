@@ -3,9 +3,13 @@
 send in every fixture of pcap/, make a copy of the capture with one field of
 that frame changed (PSN, MSN, a payload byte, an RETH/AtomicETH/immediate
 byte, the opcode) and its ICRC recomputed, and check that the replay then
-reports a mismatch (exit 1). The one mutation allowed to pass unnoticed is
-one on a positive ACK in a scenario that says "allow ack-coalescing": a
-coalescing responder may never have sent that ACK.
+reports a mismatch (exit 1). The mutations allowed to pass unnoticed are
+one on a positive ACK in a scenario that says "allow ack-coalescing" (a
+coalescing responder may never have sent that ACK), and one of the PSN or
+MSN of a sequence or RNR NAK in a scenario compared by PSN ("compare
+by-psn": which packets a responder saw out of sequence or without a
+receive follows what the network lost beyond the capture point, so those
+NAKs are not compared; their kind and the RNR timer are).
 
 usage: mutate.py DROCE_REPLAY PCAP_DIR WORKDIR
 """
@@ -117,14 +121,16 @@ def mutations(d):
 
 
 def scenario_side(scn):
-    ip = coalesce = None
+    ip = coalesce = by_psn = None
     for line in open(scn):
         w = line.split('#')[0].split()
         if w[:1] == ['ip']:
             ip = w[1]
         if w[:2] == ['allow', 'ack-coalescing']:
             coalesce = True
-    return ip, bool(coalesce)
+        if w[:2] == ['compare', 'by-psn']:
+            by_psn = True
+    return ip, bool(coalesce), bool(by_psn)
 
 
 def ip_bytes(s):
@@ -135,13 +141,13 @@ def ip_bytes(s):
 def main():
     replay, pcapdir, work = sys.argv[1:4]
     os.makedirs(work, exist_ok=True)
-    killed = survived_ok = 0
+    killed = survived_ok = survived_nak = 0
     bad = []
     for name in sorted(os.listdir(pcapdir)):
         if not name.endswith('.scn'):
             continue
         scn = os.path.join(pcapdir, name)
-        side, coalesce = scenario_side(scn)
+        side, coalesce, by_psn = scenario_side(scn)
         capname = None
         for line in open(scn):
             w = line.split('#')[0].split()
@@ -165,14 +171,20 @@ def main():
                     f.write(''.join('capture %s\n' % cap if l.startswith('capture ') else l
                                     for l in text.splitlines(True)))
                 rc = subprocess.run([replay, s], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
-                is_ack = d[layout(d)[2]] == 0x11 and (d[layout(d)[2] + 12] & 0x60) == 0
+                bth = layout(d)[2]
+                is_ack = d[bth] == 0x11 and (d[bth + 12] & 0x60) == 0
+                syn = d[bth + 12] if d[bth] == 0x11 else None
+                seq_or_rnr = syn is not None and ((syn & 0x60) == 0x20 or syn == 0x60)
                 if rc == 1:
                     killed += 1
                 elif rc == 0 and coalesce and is_ack:
                     survived_ok += 1
+                elif rc == 0 and by_psn and seq_or_rnr and mname in ('psn+1', 'msn+1'):
+                    survived_nak += 1
                 else:
                     bad.append('%s: exit %d' % (base, rc))
-    print('%d mutations caught, %d on coalescable ACKs allowed to pass' % (killed, survived_ok))
+    print('%d mutations caught, %d on coalescable ACKs and %d on NAKs compared by PSN allowed to pass'
+          % (killed, survived_ok, survived_nak))
     for b in bad:
         print('NOT CAUGHT', b)
     sys.exit(1 if bad or not killed else 0)

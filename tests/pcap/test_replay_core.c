@@ -775,6 +775,9 @@ struct mframe {
 
 /* AETH syndromes of the next derive_text_of()'s frames (all 0, ACK, by default). */
 static uint8_t g_mf_syn[16];
+/* Their AETH MSNs, when g_mf_msns (else 1). */
+static uint32_t g_mf_msn[16];
+static bool g_mf_msns;
 /* Their capture times in ns, when g_mf_timed (else frame i at i us). */
 static uint64_t g_mf_t[16];
 static bool g_mf_timed;
@@ -800,7 +803,7 @@ static int derive_text_of(const struct mframe *mf, unsigned n, char *err, size_t
 		h.ext.reth.va = 0x1000;
 		h.ext.reth.rkey = 0x99;
 		h.ext.reth.dma_len = 4;
-		h.ext.aeth.msn = 1;
+		h.ext.aeth.msn = g_mf_msns ? g_mf_msn[i] : 1;
 		h.ext.aeth.syndrome = g_mf_syn[i];
 		h.payload_len = mf[i].payload ? 4 : 0;
 		f[i] = (struct droce_rp_frame){ .num = i + 1, .t_ns = g_mf_timed ? g_mf_t[i] : i * 1000, .data = buf[i] };
@@ -856,6 +859,45 @@ static void test_derive_lossy(void **state)
 	assert_non_null(strstr(err, "resent with other contents"));
 }
 
+/*
+ * The side's MSNs must agree with the messages derive modelled (9.7.5.1.1):
+ * an ACK claiming one message more than the capture shows is refused with
+ * the frame named. An RNR NAK overtaken on the wire (its MSN below one the
+ * side already sent) refuses nothing: both SENDs keep their receives.
+ */
+static void test_derive_msn(void **state)
+{
+	(void)state;
+	char err[512] = "", text[8192];
+	const struct mframe two[] = {
+		{ DROCE_OP_RC_SEND_ONLY, false, 0, "abcd" },
+		{ DROCE_OP_RC_ACKNOWLEDGE, true, 0, NULL },
+		{ DROCE_OP_RC_SEND_ONLY, false, 1, "efgh" },
+		{ DROCE_OP_RC_ACKNOWLEDGE, true, 1, NULL },
+		{ DROCE_OP_RC_ACKNOWLEDGE, true, 1, NULL },
+	};
+	g_mf_msns = true;
+	g_mf_msn[1] = 1;
+	g_mf_msn[3] = 2;
+	g_mf_msn[4] = 1;
+	g_mf_syn[4] = 0x20 | 12; /* RNR NAK, sent before the ACK, captured after it */
+	int rc = derive_text_of(two, 5, err, sizeof(err), text, sizeof(text));
+	if (getenv("RP_SHOW"))
+		fputs(text, stderr);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(text, "recv qp0 wr=2 mr=rq"));
+	assert_non_null(strstr(text, "expect-wc qp0 recv wr=2 status=SUCCESS"));
+	assert_non_null(strstr(text, "min-rnr-timer=12"));
+	g_mf_msn[3] = 3; /* one message more than the capture shows */
+	g_mf_syn[4] = 0;
+	g_mf_msn[4] = 3;
+	rc = derive_frames(two, 5, err, sizeof(err));
+	g_mf_msns = false;
+	memset(g_mf_msn, 0, sizeof(g_mf_msn));
+	assert_int_equal(rc, -EINVAL);
+	assert_non_null(strstr(err, "frame 4: the side's ACK of PSN 1 carries MSN 3"));
+}
+
 static void test_derive_off_wire(void **state)
 {
 	(void)state;
@@ -909,6 +951,10 @@ static void test_derive_starts_early(void **state)
 	};
 	memset(g_mf_syn, 0, sizeof(g_mf_syn));
 	g_mf_syn[1] = nak;
+	/* the side's MSNs: nothing completed at the NAK, both WRITEs at the ACK */
+	g_mf_msns = true;
+	memset(g_mf_msn, 0, sizeof(g_mf_msn));
+	g_mf_msn[4] = 2;
 	assert_int_equal(derive_text_of(resp, 5, err, sizeof(err), text, sizeof(text)), 0);
 	if (getenv("RP_SHOW"))
 		fputs(text, stderr);
@@ -919,7 +965,9 @@ static void test_derive_starts_early(void **state)
 		{ DROCE_OP_RC_ACKNOWLEDGE, true, 1, NULL },
 		{ DROCE_OP_RC_ACKNOWLEDGE, true, 3, NULL },
 	};
+	memset(g_mf_msn, 0, sizeof(g_mf_msn));
 	assert_int_equal(derive_text_of(resp_nak, 3, err, sizeof(err), text, sizeof(text)), 0);
+	g_mf_msns = false;
 	assert_non_null(strstr(text, " rq-psn=1 "));
 	const struct mframe req[] = {
 		{ DROCE_OP_RC_RDMA_WRITE_ONLY, true, 6, "ijkl" },
@@ -992,6 +1040,7 @@ int main(void)
 		cmocka_unit_test(test_derive_refuses_unsupported),
 		cmocka_unit_test(test_derive_off_wire),
 		cmocka_unit_test(test_derive_lossy),
+		cmocka_unit_test(test_derive_msn),
 		cmocka_unit_test(test_derive_starts_early),
 		cmocka_unit_test(test_derive_by_psn_timeout),
 	};
