@@ -179,15 +179,13 @@ parse_core(const uint8_t *frame, size_t len, struct droce_pkt *p, unsigned flags
 	if (full) {
 		memset(p, 0, sizeof(*p));
 	} else {
+		/* Only what an accepted frame may leave unset: a rejected one's
+		 * view is not read (parse.h), and every other field is written on
+		 * the way to DROCE_PARSE_OK. */
 		memset(&p->h.ext, 0, sizeof(p->h.ext));
-		p->op = NULL;
-		p->l3_off = p->bth_off = p->payload_off = p->l3_len = p->icrc = 0;
-		p->payload = NULL;
 		p->placed = false;
-		p->h.payload_len = 0;
 		n->has_vlan = n->rocev1 = false;
 		n->vlan_tci = 0;
-		n->sport = n->dport = 0;
 	}
 	p->frame = frame;
 	p->frame_len = len;
@@ -228,7 +226,9 @@ parse_core(const uint8_t *frame, size_t len, struct droce_pkt *p, unsigned flags
 		return r;
 
 	off = p->l3_off + (l3kind == DROCE_L3_IPV4 ? 20u : 40u);
-	if (l3kind != DROCE_L3_GRH) {
+	if (l3kind == DROCE_L3_GRH) {
+		n->sport = n->dport = 0; /* RoCEv1: no UDP header */
+	} else {
 		/* The UDP header was bounds-checked by the IP parser against the
 		 * frame; check it against the IP length too. */
 		if (end < off + 8)
