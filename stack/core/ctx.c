@@ -237,7 +237,8 @@ static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64
 	if (r == DROCE_PARSE_OK) {
 		enum droce_l3 kind = pkt.h.net.rocev1 ? DROCE_L3_GRH
 				     : pkt.h.net.ip_version == 4 ? DROCE_L3_IPV4 : DROCE_L3_IPV6;
-		int fused = droce_rx_fused(ctx, &pkt, kind); /* core/rx_fused.h */
+		/* core/rx_fused.h; its size test here, not behind a call per frame. */
+		int fused = pkt.h.payload_len < DROCE_RX_FUSED_MIN ? 0 : droce_rx_fused(ctx, &pkt, kind);
 		if (fused < 0 || (fused == 0 && droce_icrc_rx(&ctx->icrc_seeds, f->data + pkt.l3_off, kind,
 							       pkt.l3_len - DROCE_ICRC_LEN) != pkt.icrc))
 			r = DROCE_PARSE_BAD_ICRC;

@@ -20,6 +20,24 @@ void droce_icrc_seeds_init(struct droce_icrc_seeds *s)
 	 * byte maps r to (r >> 8) ^ t[r & 0xFF]; undo it through the top byte. */
 	s->crc = droce_crc32_select();
 	memset(s->mem, 0, sizeof(s->mem));
+	static const uint8_t ones[8] = { 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF };
+	s->c8 = droce_crc32_isal(0, ones, sizeof(ones));
+	/* The bits masked_prefix() sets, as masks over the bytes from l3. */
+	memset(s->mask, 0, sizeof(s->mask));
+	uint8_t *m4 = s->mask[DROCE_L3_IPV4];
+	m4[1] = m4[8] = m4[10] = m4[11] = 0xFF;    /* TOS, TTL, header checksum */
+	m4[20 + 6] = m4[20 + 7] = 0xFF;            /* UDP checksum */
+	m4[20 + 8 + 4] = 0xFF;                     /* BTH resv8a */
+	for (unsigned k = DROCE_L3_IPV6; k <= DROCE_L3_GRH; k++) {
+		uint8_t *m6 = s->mask[k];
+		m6[0] = 0x0F;                      /* traffic class, high nibble */
+		m6[1] = m6[2] = m6[3] = 0xFF;      /* the rest of it, flow label */
+		m6[7] = 0xFF;                      /* hop limit */
+		size_t udp = k == DROCE_L3_GRH ? 0 : 8;
+		if (udp)
+			m6[40 + 6] = m6[40 + 7] = 0xFF;
+		m6[40 + udp + 4] = 0xFF;
+	}
 	uint32_t r = 0xFFFFFFFFu;
 	for (unsigned k = 0; k < 256; k++) {
 		s->seed[k] = ~r; /* crc32_gzip_refl(seed) starts from ~seed */
@@ -79,6 +97,20 @@ uint32_t droce_icrc_tx(struct droce_icrc_seeds *zs, const uint8_t *l3, enum droc
 		       size_t l3_hdr_len, const struct droce_tx_seg *seg, unsigned nseg,
 		       uint32_t payload_len, unsigned pad)
 {
+	if (zs->crc != droce_crc32_isal && l3_hdr_len + payload_len + pad < DROCE_CRC32_OR_MAX) {
+		/* Headers as built and the payload gathered behind them, the
+		 * variant fields masked in registers: one CRC call, no byte
+		 * stores in front of its loads. */
+		uint8_t *b = zs->mem;
+		size_t o = l3_hdr_len;
+		memcpy(b, l3, o);
+		for (unsigned i = 0; i < nseg; i++) {
+			memcpy(b + o, seg[i].addr, seg[i].len);
+			o += seg[i].len;
+		}
+		memset(b + o, 0, 4); /* the pad: constant size; mem has room */
+		return droce_crc32_or_vpclmul(zs->c8, b, o + pad, zs->mask[kind]);
+	}
 	uint8_t *mem = zs->mem;
 	uint8_t *buf = mem + ZBLOCK;
 	size_t pre = prefix_len(kind);
@@ -110,11 +142,14 @@ uint32_t droce_icrc_tx(struct droce_icrc_seeds *zs, const uint8_t *l3, enum droc
 uint32_t droce_icrc_rx(struct droce_icrc_seeds *zs, const uint8_t *l3, enum droce_l3 kind,
 		       size_t len)
 {
-	uint8_t *mem = zs->mem;
-	uint8_t *buf = mem + ZBLOCK;
 	size_t pre = prefix_len(kind);
 	if (len < pre)
 		return 0;
+	/* Short frames in place: no copy, the variant fields masked in registers. */
+	if (zs->crc != droce_crc32_isal && len < DROCE_CRC32_OR_MAX)
+		return droce_crc32_or_vpclmul(zs->c8, l3, len, zs->mask[kind]);
+	uint8_t *mem = zs->mem;
+	uint8_t *buf = mem + ZBLOCK;
 	size_t o = masked_prefix(buf, l3, kind);
 	size_t rest = len - pre;
 	if (o + rest <= 8 + 256 + DROCE_ICRC_FAST_MAX) {

@@ -15,6 +15,12 @@
  * The CRC itself is chosen once per context (droce_crc32_select): our
  * VPCLMULQDQ folding has no such step below 256 bytes and is called on the
  * gathered bytes as they are; ISA-L gets the zero-padded 256-byte block.
+ * With VPCLMULQDQ, a frame whose covered bytes are fewer than
+ * DROCE_CRC32_OR_MAX (every 64 B WRITE, every ACK) is not masked by a copy
+ * at all: droce_crc32_or_vpclmul() ORs the variant fields' ones into its
+ * first 64 bytes in registers, and the 8 bytes of ones in front are a
+ * seed (c8). Received frames are then read in place; frames to send are
+ * the built headers with the payload gathered behind them (one call).
  */
 #ifndef DROCE_CORE_ICRC_FAST_H
 #define DROCE_CORE_ICRC_FAST_H
@@ -37,6 +43,10 @@
  */
 struct droce_icrc_seeds {
 	droce_crc32_fn *crc; /**< droce_crc32_select() at init */
+	uint32_t c8;         /**< the CRC of the 8 bytes of ones standing for the LRH */
+	/** By enum droce_l3: ones at the variant bits of the first 64 bytes
+	 *  from the IP header (A17.4.5), then 16 zero bytes (droce_crc32_or_vpclmul). */
+	uint8_t mask[3][80];
 	uint32_t seed[256];
 	uint8_t mem[256 + 8 + 256 + DROCE_ICRC_FAST_MAX + 4];
 };

@@ -153,6 +153,12 @@ enum droce_tx_result droce_req_tx(struct droce_qp *qp, uint64_t now, unsigned qu
 	    qp->tp.tmr.pace_at)
 		return DROCE_TX_IDLE;
 
+	/* The connection's headers, copied once per turn, not per packet (the
+	 * template is some 170 bytes). Each packet sets every field its opcode
+	 * writes (PSN, opcode, AckReq, length, and the extension headers the
+	 * opcode table names), and SE is put back below: nothing of one packet
+	 * leaks into the next. */
+	struct droce_hdrs h = qp->tmpl;
 	for (;;) {
 		if (qp->tp.sq_cur == qp->sq_tail)
 			return DROCE_TX_IDLE;
@@ -205,12 +211,12 @@ enum droce_tx_result droce_req_tx(struct droce_qp *qp, uint64_t now, unsigned qu
 			return DROCE_TX_IDLE;
 		}
 
-		struct droce_hdrs h = qp->tmpl;
 		struct droce_seg seg[DROCE_TX_MAX_SEG];
 		unsigned nseg = 0;
 		bool last;
 		uint32_t next_psn;
 		h.bth.psn = qp->tp.cur_psn;
+		h.bth.se = qp->tmpl.bth.se;
 		h.payload_len = 0;
 		switch (w->opcode) {
 		case DROCE_WR_RDMA_READ:

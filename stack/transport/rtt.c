@@ -13,18 +13,6 @@ void droce_rtt_init(struct droce_rtt *r)
 	memset(r, 0, sizeof(*r));
 }
 
-void droce_rtt_on_send(struct droce_rtt *r, uint32_t psn, uint64_t now)
-{
-	if (r->count == DROCE_RTT_RING) { /* full: drop the oldest timing */
-		r->head = (r->head + 1) % DROCE_RTT_RING;
-		r->count--;
-	}
-	uint32_t i = (r->head + r->count) % DROCE_RTT_RING;
-	r->psn[i] = psn;
-	r->sent[i] = now;
-	r->count++;
-}
-
 void droce_rtt_on_rewind(struct droce_rtt *r, uint32_t psn)
 {
 	/* The ring is in PSN order: drop from the newest back to @p psn. */

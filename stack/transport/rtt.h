@@ -45,8 +45,19 @@ struct droce_rtt {
 
 void droce_rtt_init(struct droce_rtt *r);
 
-/** A fresh (never sent before) AckReq packet @p psn left at @p now. */
-void droce_rtt_on_send(struct droce_rtt *r, uint32_t psn, uint64_t now);
+/** A fresh (never sent before) AckReq packet @p psn left at @p now (per
+ * packet of small messages: inline). */
+static inline void droce_rtt_on_send(struct droce_rtt *r, uint32_t psn, uint64_t now)
+{
+	if (r->count == DROCE_RTT_RING) { /* full: drop the oldest timing */
+		r->head = (r->head + 1) % DROCE_RTT_RING;
+		r->count--;
+	}
+	uint32_t i = (r->head + r->count) % DROCE_RTT_RING;
+	r->psn[i] = psn;
+	r->sent[i] = now;
+	r->count++;
+}
 
 /**
  * A retransmission round starts at @p psn: forget the timings of @p psn

@@ -51,6 +51,20 @@ bool droce_crc32_have_vpclmul512(void);
  */
 uint32_t droce_crc32_copy_vpclmul(uint32_t crc, void *dst, const void *src, size_t len);
 
+/** Lengths droce_crc32_or_vpclmul() folds in registers (below: a masked copy first). */
+#define DROCE_CRC32_OR_MAX 256u
+
+/**
+ * The CRC of @p len bytes at @p data, chained on @p crc, as if their first
+ * 64 bytes had been OR-ed with @p mask first: the ICRC of a frame read in
+ * place, its variant fields set to ones in registers (core/icrc_fast.c).
+ * @p mask is 80 bytes: the 64 that apply, then 16 zero bytes (the tail's
+ * overlapping load reads up to there). 16 <= len < DROCE_CRC32_OR_MAX
+ * stays in registers; other lengths are right too, through a masked copy.
+ * Only call it when droce_crc32_have_vpclmul() is true.
+ */
+uint32_t droce_crc32_or_vpclmul(uint32_t crc, const void *data, size_t len, const uint8_t *mask);
+
 /** Does this CPU (and OS: AVX state enabled) run droce_crc32_vpclmul? */
 bool droce_crc32_have_vpclmul(void);
 

@@ -79,14 +79,27 @@ static const uint8_t shuf[48] __attribute__((aligned(16))) = {
  * (zeros ++ x[0..r)) and (x[r..16) ++ T); leading zeros change no CRC
  * polynomial. The second chunk's T comes from a 16-byte load ending at @p end.
  */
-TARGET static inline __m128i fold_tail(__m128i x, const uint8_t *end, size_t r, __m128i k128)
+TARGET static inline __m128i fold_tail(__m128i x, __m128i last, size_t r, __m128i k128)
 {
 	__m128i mshl = _mm_loadu_si128((const __m128i *)(shuf + r));      /* i >= 16-r: x[i-(16-r)] */
 	__m128i mshr = _mm_loadu_si128((const __m128i *)(shuf + 16 + r)); /* i < 16-r: x[i+r] */
-	__m128i last = _mm_loadu_si128((const __m128i *)(end - 16));
 	__m128i c1 = _mm_shuffle_epi8(x, mshl);
 	__m128i c2 = _mm_blendv_epi8(last, _mm_shuffle_epi8(x, mshr), mshl);
 	return _mm_xor_si128(fold128(c1, k128), c2);
+}
+
+/*
+ * 16 bytes at p + off, with @p mask's bytes at the same offsets OR-ed in
+ * when there is a mask and the load starts inside its first 64 bytes
+ * (droce_crc32_or_vpclmul: the mask has 16 zero bytes after those, so a
+ * load that starts at 48..63 reads no byte past it).
+ */
+TARGET static inline __m128i ld16(const uint8_t *p, size_t off, const uint8_t *mask)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(p + off));
+	if (mask && off < 64)
+		v = _mm_or_si128(v, _mm_loadu_si128((const __m128i *)(mask + off)));
+	return v;
 }
 
 /*
@@ -164,7 +177,7 @@ finish(__m128i x, const uint8_t *p, uint8_t *q, const uint8_t *end, __m128i k128
 	if (end != p) {
 		if (q)
 			memcpy(q, p, (size_t)(end - p));
-		x = fold_tail(x, end, (size_t)(end - p), k128);
+		x = fold_tail(x, _mm_loadu_si128((const __m128i *)(end - 16)), (size_t)(end - p), k128);
 	}
 	uint32_t r = ~reduce128(x);
 	/* Leave the upper register halves clean for the caller's SSE code
@@ -183,16 +196,17 @@ static const uint64_t kshort[DROCE_CRC32_SHORT_CHUNKS][2] __attribute__((aligned
  * multiplies are independent, so a 128-byte buffer costs about one
  * multiply's latency instead of seven (small packets are all fixed cost).
  */
-TARGET static inline __m128i fold_short(const uint8_t *p, size_t m, __m128i init)
+TARGET static inline __attribute__((always_inline)) __m128i
+fold_short(const uint8_t *p, size_t m, __m128i init, const uint8_t *mask)
 {
-	__m128i last = _mm_loadu_si128((const __m128i *)(p + 16 * (m - 1)));
+	__m128i last = ld16(p, 16 * (m - 1), mask);
 	if (m == 1)
 		return _mm_xor_si128(last, init);
-	__m128i acc0 = fold128(_mm_xor_si128(_mm_loadu_si128((const __m128i *)p), init),
+	__m128i acc0 = fold128(_mm_xor_si128(ld16(p, 0, mask), init),
 			       _mm_load_si128((const __m128i *)kshort[m - 1]));
 	__m128i acc1 = last;
 	for (size_t j = 1; j + 1 < m; j++) {
-		__m128i f = fold128(_mm_loadu_si128((const __m128i *)(p + 16 * j)),
+		__m128i f = fold128(ld16(p, 16 * j, mask),
 				    _mm_load_si128((const __m128i *)kshort[m - 1 - j]));
 		if (j & 1)
 			acc1 = _mm_xor_si128(acc1, f);
@@ -218,7 +232,7 @@ crc_body(uint32_t crc, const void *data, size_t len, uint8_t *dst)
 
 	if (!dst && len < 16 * DROCE_CRC32_SHORT_CHUNKS) {
 		size_t m = len / 16;
-		x = fold_short(p, m, init);
+		x = fold_short(p, m, init, NULL);
 		return finish(x, p + 16 * m, NULL, end, k128);
 	}
 	if (len >= 32) {
@@ -245,6 +259,36 @@ TARGET uint32_t droce_crc32_copy_vpclmul(uint32_t crc, void *dst, const void *sr
 		return droce_crc32_isal(crc, src, len);
 	}
 	return crc_body(crc, src, len, dst);
+}
+
+/*
+ * The ICRC's masked header read in place (core/icrc_fast.c): the short
+ * path above with @p mask OR-ed into the first 64 bytes as they are loaded,
+ * so the variant fields (A17.4.5) need no masked copy of the frame.
+ */
+TARGET uint32_t droce_crc32_or_vpclmul(uint32_t crc, const void *data, size_t len,
+				       const uint8_t *mask)
+{
+	const uint8_t *p = data;
+	if (len < MIN_FOLD || len >= DROCE_CRC32_OR_MAX) {
+		/* Outside the short path: the masked copy of what the mask covers
+		 * (zeroed first: GCC cannot see that only n bytes are read). */
+		uint8_t m[64] = { 0 };
+		size_t n = len < 64 ? len : 64;
+		for (size_t i = 0; i < n; i++)
+			m[i] = p[i] | mask[i];
+		crc = droce_crc32_vpclmul(crc, m, n);
+		return len > n ? droce_crc32_vpclmul(crc, p + n, len - n) : crc;
+	}
+	const __m128i k128 = _mm_set_epi64x((long long)DROCE_CRC32_FOLD128_LO,
+					    (long long)DROCE_CRC32_FOLD128_HI);
+	size_t m = len / 16, r = len % 16;
+	__m128i x = fold_short(p, m, _mm_cvtsi32_si128((int)~crc), mask);
+	if (r)
+		x = fold_tail(x, ld16(p, len - 16, mask), r, k128);
+	uint32_t res = ~reduce128(x);
+	_mm256_zeroupper();
+	return res;
 }
 
 /*
@@ -325,6 +369,17 @@ uint32_t droce_crc32_copy_vpclmul(uint32_t crc, void *dst, const void *src, size
 uint32_t droce_crc32_vpclmul512(uint32_t crc, const void *data, size_t len)
 {
 	return droce_crc32_isal(crc, data, len);
+}
+
+uint32_t droce_crc32_or_vpclmul(uint32_t crc, const void *data, size_t len, const uint8_t *mask)
+{
+	const uint8_t *p = data;
+	uint8_t m[64];
+	size_t n = len < 64 ? len : 64;
+	for (size_t i = 0; i < n; i++)
+		m[i] = p[i] | mask[i];
+	crc = droce_crc32_isal(crc, m, n);
+	return len > n ? droce_crc32_isal(crc, p + n, len - n) : crc;
 }
 
 #endif

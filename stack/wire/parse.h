@@ -93,7 +93,10 @@ enum droce_parse_result droce_parse(const uint8_t *frame, size_t len,
  * are left as they were (undefined); src_ip is decoded (the context drops an
  * RC packet whose source is not the QP's peer). Everything else is as
  * droce_parse() sets it, unused extension fields zero
- * (tests/unit/wire/test_parse_rx.c, tests/fuzz/fuzz_parse.c).
+ * (tests/unit/wire/test_parse_rx.c, tests/fuzz/fuzz_parse.c). On any other
+ * result than DROCE_PARSE_OK the view is undefined (the engine drops the
+ * frame): unlike droce_parse(), fields decoded before the failure are not
+ * promised.
  */
 enum droce_parse_result droce_parse_rx(const uint8_t *frame, size_t len, struct droce_pkt *pkt);
 

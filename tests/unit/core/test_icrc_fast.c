@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* core/icrc_fast must equal the wire layer's ICRC for every size, L3 kind and segmentation. */
+/* core/icrc_fast must equal the wire layer's ICRC for every size, L3 kind and segmentation,
+ * whatever the variant fields hold. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -42,6 +43,31 @@ static void one(struct droce_icrc_seeds *zs, int ipv, bool v1, uint8_t opcode, u
 	struct droce_pkt pkt;
 	assert_int_equal(droce_parse(frame, flen, &pkt, 0), DROCE_PARSE_OK);
 	enum droce_l3 kind = droce_build_l3_kind(&h);
+	/* The variant fields (A17.4.5) changed as a network would (and then
+	 * some): the ICRC must not move. */
+	uint8_t *ip = frame + pkt.l3_off;
+	uint8_t x = (uint8_t)(plen * 7 + opcode + ipv);
+	if (kind == DROCE_L3_IPV4) {
+		ip[1] ^= x;
+		ip[8] ^= (uint8_t)(x + 1);
+		ip[10] ^= (uint8_t)(x + 2);
+		ip[11] ^= (uint8_t)(x + 3);
+		ip[20 + 6] ^= (uint8_t)(x + 4);
+		ip[20 + 7] ^= (uint8_t)(x + 5);
+		ip[20 + 8 + 4] ^= (uint8_t)(x | 0xC0);
+	} else {
+		ip[0] ^= (uint8_t)(x & 0x0F);
+		ip[1] ^= x;
+		ip[2] ^= (uint8_t)(x + 1);
+		ip[3] ^= (uint8_t)(x + 2);
+		ip[7] ^= (uint8_t)(x + 3);
+		size_t udp = v1 ? 0 : 8;
+		if (udp) {
+			ip[40 + 6] ^= (uint8_t)(x + 4);
+			ip[40 + 7] ^= (uint8_t)(x + 5);
+		}
+		ip[40 + udp + 4] ^= (uint8_t)(x | 0xC0);
+	}
 	assert_int_equal(droce_icrc_rx(zs, frame + pkt.l3_off, kind, pkt.l3_len - 4), pkt.icrc);
 	/* TX: headers + the payload split into up to 3 segments. */
 	size_t l3 = droce_build_l3_off(&h);
@@ -75,6 +101,17 @@ static void test_equal_to_wire(void **state)
 			one(&zs, 6, false, ops[o], sizes[s], payload);
 			one(&zs, 6, true, ops[o], sizes[s], payload);
 		}
+	/* Every payload length across the in-register limit of short frames
+	 * (DROCE_CRC32_OR_MAX bytes from the IP header), and the ACK. */
+	for (uint32_t n = 0; n <= 300; n++) {
+		one(&zs, 4, false, DROCE_OP_RC_RDMA_WRITE_ONLY, n, payload);
+		one(&zs, 4, false, DROCE_OP_RC_RDMA_WRITE_MIDDLE, n, payload);
+		one(&zs, 6, false, DROCE_OP_RC_SEND_ONLY, n, payload);
+		one(&zs, 6, true, DROCE_OP_RC_SEND_ONLY, n, payload);
+	}
+	one(&zs, 4, false, DROCE_OP_RC_ACKNOWLEDGE, 0, payload);
+	one(&zs, 6, false, DROCE_OP_RC_ACKNOWLEDGE, 0, payload);
+	one(&zs, 6, true, DROCE_OP_RC_ACKNOWLEDGE, 0, payload);
 	free(payload);
 }
 
