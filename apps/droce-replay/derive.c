@@ -180,7 +180,9 @@ struct dctx {
 	size_t capmsgs;
 	struct dlost *lost;
 	size_t nlost;
-	struct { unsigned frame; uint64_t at; } *cross; /* a NAK the side got after frames of its own */
+	/* a NAK the side got after frames of its own, or a request of the
+	 * peer's it took later than captured (held behind the capture point) */
+	struct { unsigned frame; uint64_t at; bool req; } *cross;
 	const char *impair;          /* the side's receive-side shim, or NULL */
 	size_t ncross;
 	char *err;
@@ -776,7 +778,8 @@ static bool is_trigger(const struct fr *b)
 #define TIMER_SILENCE_NS 1000000u
 
 /* The peer's frame @p j reached the side only after it sent @p a: deliver it then. */
-static int deliver_after(struct dctx *d, size_t j, const struct fr *a)
+/* "deliver" the peer's frame @p j at @p at (one entry per frame: the latest wins). */
+static int set_deliver(struct dctx *d, size_t j, uint64_t at, bool req)
 {
 	unsigned nf = d->fr[j].f->num;
 	size_t k;
@@ -790,8 +793,16 @@ static int deliver_after(struct dctx *d, size_t j, const struct fr *a)
 		d->ncross++;
 	}
 	d->cross[k].frame = nf;
-	d->cross[k].at = a->f->t_ns + 1;
-	d->fr[j].t_seen = d->cross[k].at;
+	d->cross[k].at = at;
+	d->cross[k].req = req;
+	d->fr[j].t_seen = at;
+	return 0;
+}
+
+static int deliver_after(struct dctx *d, size_t j, const struct fr *a)
+{
+	if (set_deliver(d, j, a->f->t_ns + 1, false))
+		return -ENOMEM;
 	struct conn *c = &d->conns[d->fr[j].conn];
 	if (c->trig_t && c->trig_frame == j)
 		c->trig_t = d->fr[j].t_seen;
@@ -1371,6 +1382,46 @@ static int peer_request(struct dctx *d, struct fr *a)
 	return 0;
 }
 
+/*
+ * The side answers @p a (an ACK of its PSN, or a NAK or RNR NAK at it) and
+ * so had taken every PSN up to @p upto, but the walk is behind: the side
+ * took copies the capture showed earlier, when the walk, as the side then,
+ * could not (refused for want of a receive, out of sequence). netem held
+ * them behind the capture point until after the side's last refusal. Take
+ * the latest copy of each missing PSN (all copies are the same packet,
+ * 9.7.1) as the side did, just before its answer, and have the replay
+ * deliver it then: fed when captured, droce would refuse it again.
+ */
+static int peer_request(struct dctx *d, struct fr *a);
+
+static int catch_up(struct dctx *d, const struct fr *a, uint32_t upto)
+{
+	struct conn *c = &d->conns[a->conn];
+	size_t idx = (size_t)(a - d->fr);
+	while (c->peer_started && !c->resp_dead && !psn_lt(upto, c->peer_next) &&
+	       ((upto - c->peer_next) & PSN_MASK) <= EARLY_MAX) {
+		size_t j = idx;
+		while (j-- > 0) {
+			const struct fr *b = &d->fr[j];
+			if (b->conn == a->conn && b->role == DROCE_RP_PEER && b->p.op &&
+			    b->r == DROCE_PARSE_OK && !b->gone && (b->p.op->flags & DROCE_OPF_REQ) &&
+			    b->p.h.bth.psn == c->peer_next)
+				break;
+		}
+		if (j == (size_t)-1)
+			return 0; /* no copy to take: the MSN check says what is missing */
+		uint32_t was = c->peer_next;
+		int r = peer_request(d, &d->fr[j]);
+		if (r)
+			return r;
+		if (c->peer_next == was)
+			return 0;
+		if (set_deliver(d, j, a->f->t_ns, true))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* The side's own response: what droce must answer. */
 static int own_response(struct dctx *d, struct fr *a)
 {
@@ -1389,6 +1440,12 @@ static int own_response(struct dctx *d, struct fr *a)
 		if (!c->any_msn || psn_lt(c->msn_max, msn))
 			c->msn_max = msn;
 		c->any_msn = true;
+		if (a->p.h.bth.opcode == DROCE_OP_RC_ACKNOWLEDGE && !stale &&
+		    (kind != DROCE_AETH_NAK || (syn & DROCE_AETH_VALUE_MASK) == DROCE_NAK_PSN_SEQ_ERR)) {
+			int r = catch_up(d, a, kind == DROCE_AETH_ACK ? psn : psn_add(psn, PSN_MASK));
+			if (r)
+				return r;
+		}
 		if (kind == DROCE_AETH_RNR_NAK && stale) {
 			c->rnr_seen = true;
 			c->min_rnr_timer = syn & DROCE_AETH_VALUE_MASK;
@@ -2098,8 +2155,12 @@ static void emit(struct dctx *d, const char *cap_path, const char *side, FILE *o
 	for (size_t i = 0; i < d->ncross; i++) {
 		fprintf(out, "deliver %u at=", d->cross[i].frame);
 		put_time(out, d->cross[i].at);
-		fputs("  # the side got this only after sending the frames the capture shows after it\n"
-		      "# (they crossed on the wire)\n", out);
+		fputs(d->cross[i].req
+			      ? "  # the side took this copy only just before answering it (held behind\n"
+				"# the capture point past its refusals: no later copy is captured)\n"
+			      : "  # the side got this only after sending the frames the capture shows after it\n"
+				"# (they crossed on the wire)\n",
+		      out);
 	}
 	bool said = false;
 	for (size_t i = 0; i < d->nlost; i++) {

@@ -1027,6 +1027,51 @@ def lossy_rnr_repeat():
     return c
 
 
+@case
+def lossy_rnr_delayed():
+    """Reduced from a second interop capture (write_bw 1 B, droce client,
+    rxe server, netem loss and reorder in the guest; frames 105-133): rxe
+    RNR-NAKs a WRITE_ONLY_WITH_IMMEDIATE twice, then ACKs it, with no copy
+    of it on the bridge after the second NAK: it took a copy netem had
+    delayed, after its application posted the receive."""
+    c = Case('lossy-rnr-delayed', 'reduced from an rxe interop capture on a lossy link: droce as '
+             'responder (rxe in the capture) RNR-NAKs a WRITE_ONLY_WITH_IMMEDIATE twice, then '
+             'ACKs it and the one behind it with no copy of either on the bridge since the second '
+             'NAK: it took copies netem had delayed, once the receives were posted')
+    c.qp(rq=700, extra=' min-rnr-timer=12')
+    resp_region(c)
+    w = data(3, 63)
+
+    def wr(k, dt=3000):
+        return c.peer('WRITE_ONLY_IMM', 700 + k, payload=w[k:k + 1],
+                      reth=(RADDR + k, RKEY, 1), imm=k, ackreq=True, dt=dt)
+
+    c.s('recv q wr=1')
+    for k in range(3):
+        wr(k)
+    c.own('ACK', 700, aeth=(ack(), 1), dt=200000)
+    c.own('ACK', 701, aeth=(rnr_nak(12), 1), dt=5000)      # no receive for message 1
+    c.own('ACK', 701, aeth=(nak(NAK_PSN_SEQ), 1), dt=5000)
+    f7 = wr(1, dt=700000)                                   # after the RNR wait
+    f8 = wr(2)
+    c.own('ACK', 701, aeth=(rnr_nak(12), 1), dt=300000)    # still none: refused again
+    c.own('ACK', 701, aeth=(nak(NAK_PSN_SEQ), 1), dt=5000)
+    c.s('recv q wr=2 at=%dns' % (c.t + 5000))
+    c.s('recv q wr=3 at=%dns' % (c.t + 5000))
+    # a copy of 701 and one of 702, delayed behind the capture point, reach
+    # the side now: taken
+    c.own('ACK', 701, aeth=(ack(), 2), dt=300000)
+    c.s('deliver %d at=%dns  # delayed behind the capture point' % (f7, c.t))
+    c.own('ACK', 702, aeth=(ack(), 3), dt=5000)
+    c.s('deliver %d at=%dns' % (f8, c.t))
+    c.s('expect-mem r 0 %s' % hexs(w))
+    for k in range(3):
+        c.s('expect-wc q recv wr=%d status=SUCCESS opcode=recv-imm imm=%#x' % (k + 1, k))
+    c.s('allow ack-coalescing  # droce may ACK packets without AckReq too (9.7.5.1.1)')
+    c.s('compare by-psn')
+    return c
+
+
 # ------------------------------------------------------------- rdma_cm --
 
 CM_REQ_PSN, CM_REP_PSN = 0x00ABCD, 0xFFFFFE  # droce's sq-psn (the REQ's), rq-psn (its REP's)
