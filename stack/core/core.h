@@ -200,7 +200,8 @@ struct droce_qp {
 	struct droce_cq *scq, *rcq;
 	struct droce_qp_cap cap;
 	bool sq_sig_all;
-	uint32_t mtu;                 /* path MTU in bytes */
+	uint32_t mtu;                 /* path MTU in bytes (a power of two, 256..4096) */
+	uint8_t mtu_shift;            /* log2(mtu): packets per message without a divide */
 	uint8_t mig_state;            /* enum droce_mig_state: MIGRATED, droce loads no alternate path */
 	uint64_t timeout_ns;          /* local ACK timeout; 0 = never */
 	struct droce_hdrs tmpl;       /* header template for this connection */
