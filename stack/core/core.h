@@ -291,7 +291,14 @@ static inline void droce_ud_swqe_set(struct droce_swqe *w, const struct droce_se
 uint64_t droce_ctx_rand(struct droce_ctx *ctx);
 
 /** Put @p qp on the context's transmit list (idempotent). */
-void droce_qp_kick(struct droce_qp *qp);
+void droce_qp_kick_list(struct droce_qp *qp);
+/* Inline: every post and every received frame asks, and the QP is mostly
+ * on the list already (one test, no call). */
+static inline void droce_qp_kick(struct droce_qp *qp)
+{
+	if (!qp->in_ready)
+		droce_qp_kick_list(qp);
+}
 
 /** Fold @p qp's transport deadline into the context's timers (after every
  * call into the transport; one compare when it did not move). */
