@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "spsc_link.h"
 
+#include "slot_link.h" /* bench_frame_copy */
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,14 +35,7 @@ static int sl_tx(void *priv, const struct droce_tx_frame *f, uint64_t now)
 	if (len > r->slot_size - 4)
 		return -EINVAL;
 	uint8_t *s = slot_at(r, h);
-	uint8_t *b = s + 4;
-	uint32_t o = f->hdr_len;
-	memcpy(b, f->hdr, f->hdr_len);
-	for (unsigned i = 0; i < f->nseg; i++) {
-		memcpy(b + o, f->seg[i].addr, f->seg[i].len);
-		o += f->seg[i].len;
-	}
-	memcpy(b + o, f->trailer, f->trailer_len);
+	bench_frame_copy(s + 4, f);
 	memcpy(s, &len, 4);
 	d->pending++;
 	return 0;
