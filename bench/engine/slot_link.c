@@ -12,15 +12,7 @@ static int ml_tx(void *priv, const struct droce_tx_frame *f, uint64_t now)
 	if (d->count == SLOTS)
 		return -ENOBUFS;
 	unsigned s = (d->head + d->count) % SLOTS;
-	uint8_t *b = d->buf[s];
-	uint32_t o = f->hdr_len;
-	memcpy(b, f->hdr, f->hdr_len);
-	for (unsigned i = 0; i < f->nseg; i++) {
-		memcpy(b + o, f->seg[i].addr, f->seg[i].len);
-		o += f->seg[i].len;
-	}
-	memcpy(b + o, f->trailer, f->trailer_len);
-	d->len[s] = o + f->trailer_len;
+	d->len[s] = bench_frame_copy(d->buf[s], f);
 	d->count++;
 	return 0;
 }

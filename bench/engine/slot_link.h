@@ -9,6 +9,7 @@
 #define DROCE_BENCH_SLOT_LINK_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include <droce/link.h>
 
@@ -32,5 +33,19 @@ struct end {
 };
 
 extern const struct droce_link_ops slot_link_ops;
+
+/** Copy @p f (headers, payload segments, trailer) to @p b, as a NIC's DMA
+ * would gather it (both benchmark links). @return the frame's length. */
+static inline uint32_t bench_frame_copy(uint8_t *b, const struct droce_tx_frame *f)
+{
+	uint32_t o = f->hdr_len;
+	memcpy(b, f->hdr, f->hdr_len);
+	for (unsigned i = 0; i < f->nseg; i++) {
+		memcpy(b + o, f->seg[i].addr, f->seg[i].len);
+		o += f->seg[i].len;
+	}
+	memcpy(b + o, f->trailer, f->trailer_len);
+	return o + f->trailer_len;
+}
 
 #endif

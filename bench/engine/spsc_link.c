@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "spsc_link.h"
 
+#include "slot_link.h" /* bench_frame_copy */
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,17 +32,10 @@ static int sl_tx(void *priv, const struct droce_tx_frame *f, uint64_t now)
 			return -ENOBUFS;
 	}
 	uint32_t len = f->hdr_len + f->payload_len + f->trailer_len;
-	if (len > SPSC_LINK_SLOT_BYTES - 4)
+	if (len > r->slot_size - 4)
 		return -EINVAL;
 	uint8_t *s = slot_at(r, h);
-	uint8_t *b = s + 4;
-	uint32_t o = f->hdr_len;
-	memcpy(b, f->hdr, f->hdr_len);
-	for (unsigned i = 0; i < f->nseg; i++) {
-		memcpy(b + o, f->seg[i].addr, f->seg[i].len);
-		o += f->seg[i].len;
-	}
-	memcpy(b + o, f->trailer, f->trailer_len);
+	bench_frame_copy(s + 4, f);
 	memcpy(s, &len, 4);
 	d->pending++;
 	return 0;
@@ -92,18 +87,21 @@ static void sl_release(void *priv, struct droce_rx_frame *f, unsigned n)
 	atomic_store_explicit(&d->r.tail, t + n, memory_order_release);
 }
 
-int spsc_link_init(struct spsc_link *l)
+int spsc_link_init(struct spsc_link *l, uint32_t frame_max)
 {
 	memset(l, 0, sizeof(*l));
+	if (frame_max == 0 || frame_max > SPSC_LINK_SLOT_MAX - 4)
+		return -EINVAL;
+	uint32_t slot = (4 + frame_max + 63) & ~63u; /* a frame starts on its own cache line */
+	size_t bytes = (size_t)SPSC_LINK_SLOTS * slot;
 	for (int i = 0; i < 2; i++) {
-		/* 64-byte aligned slots: a frame starts on its own cache line. */
-		void *mem = aligned_alloc(64, (size_t)SPSC_LINK_SLOTS * SPSC_LINK_SLOT_BYTES);
-		if (!mem || droce_spsc_init(&l->d[i].r, mem, SPSC_LINK_SLOTS, SPSC_LINK_SLOT_BYTES)) {
+		void *mem = aligned_alloc(64, bytes);
+		if (!mem || droce_spsc_init(&l->d[i].r, mem, SPSC_LINK_SLOTS, slot)) {
 			free(mem);
 			spsc_link_fini(l);
 			return -ENOMEM;
 		}
-		memset(mem, 0, (size_t)SPSC_LINK_SLOTS * SPSC_LINK_SLOT_BYTES); /* fault it in now */
+		memset(mem, 0, bytes); /* fault it in now */
 	}
 	return 0;
 }

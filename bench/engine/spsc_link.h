@@ -21,7 +21,7 @@
 #include "comm/spsc.h"
 
 #define SPSC_LINK_SLOTS 1024u     /* per direction, a power of two */
-#define SPSC_LINK_SLOT_BYTES 4416u /* a length word, then the frame (MTU 4096 + headers) */
+#define SPSC_LINK_SLOT_MAX 4416u  /* a length word, then the frame (MTU 4096 + headers) */
 
 struct spsc_link_dir {
 	struct droce_spsc r;
@@ -38,8 +38,14 @@ struct spsc_end {
 	int side;
 };
 
-/** Allocate both directions' slots. @return 0 or -ENOMEM. */
-int spsc_link_init(struct spsc_link *l);
+/**
+ * Allocate both directions' slots, @p frame_max bytes of frame each (at
+ * most SPSC_LINK_SLOT_MAX - 4), rounded up to whole cache lines with the
+ * length word: small frames then sit next to each other, so the receiving
+ * core streams through a ring that fits its cache instead of missing on
+ * every frame's first line. @return 0, -EINVAL or -ENOMEM.
+ */
+int spsc_link_init(struct spsc_link *l, uint32_t frame_max);
 void spsc_link_fini(struct spsc_link *l);
 
 extern const struct droce_link_ops spsc_link_ops;

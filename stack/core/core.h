@@ -200,7 +200,8 @@ struct droce_qp {
 	struct droce_cq *scq, *rcq;
 	struct droce_qp_cap cap;
 	bool sq_sig_all;
-	uint32_t mtu;                 /* path MTU in bytes */
+	uint32_t mtu;                 /* path MTU in bytes (a power of two, 256..4096) */
+	uint8_t mtu_shift;            /* log2(mtu): packets per message without a divide */
 	uint8_t mig_state;            /* enum droce_mig_state: MIGRATED, droce loads no alternate path */
 	uint64_t timeout_ns;          /* local ACK timeout; 0 = never */
 	struct droce_hdrs tmpl;       /* header template for this connection */
@@ -290,7 +291,14 @@ static inline void droce_ud_swqe_set(struct droce_swqe *w, const struct droce_se
 uint64_t droce_ctx_rand(struct droce_ctx *ctx);
 
 /** Put @p qp on the context's transmit list (idempotent). */
-void droce_qp_kick(struct droce_qp *qp);
+void droce_qp_kick_list(struct droce_qp *qp);
+/* Inline: every post and every received frame asks, and the QP is mostly
+ * on the list already (one test, no call). */
+static inline void droce_qp_kick(struct droce_qp *qp)
+{
+	if (!qp->in_ready)
+		droce_qp_kick_list(qp);
+}
 
 /** Fold @p qp's transport deadline into the context's timers (after every
  * call into the transport; one compare when it did not move). */

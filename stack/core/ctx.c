@@ -154,7 +154,7 @@ int droce_ctx_get_stats(const struct droce_ctx *ctx, struct droce_ctx_stats *out
 	return 0;
 }
 
-void droce_qp_kick(struct droce_qp *qp)
+void droce_qp_kick_list(struct droce_qp *qp)
 {
 	struct droce_ctx *ctx = qp->ctx;
 	if (qp->in_ready)

@@ -121,6 +121,7 @@ struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_in
 	qp->attr.ah_attr.dscp = DROCE_DEFAULT_DSCP;
 	qp->attr.ah_attr.ttl = DROCE_DEFAULT_TTL;
 	qp->mtu = droce_mtu_bytes(qp->attr.path_mtu);
+	qp->mtu_shift = (uint8_t)__builtin_ctz(qp->mtu);
 	qp->mig_state = DROCE_MIG_MIGRATED; /* verbs' default; droce has no APM to arm */
 	qp->attr.qp_type = ia->qp_type;
 	ctx->qps[idx] = qp;
@@ -408,6 +409,7 @@ int droce_modify_qp(struct droce_qp *qp, const struct droce_qp_attr *attr, unsig
 	if (given & M(QKEY))
 		a->qkey = attr->qkey;
 	qp->mtu = droce_mtu_bytes(a->path_mtu);
+	qp->mtu_shift = (uint8_t)__builtin_ctz(qp->mtu); /* values_ok: a valid MTU, never 0 */
 	qp->timeout_ns = ack_timeout_ns(a->timeout);
 	/* A UD QP has no connection template: its headers come from each WR's
 	 * address handle (transport/ud.c). */

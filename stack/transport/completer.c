@@ -47,8 +47,9 @@ static inline bool is_rd_atomic(uint8_t op)
 	       op == DROCE_WR_ATOMIC_FETCH_AND_ADD;
 }
 
-/* Complete the WQE at sq_una successfully (a CQE only when signaled). */
-static void complete_una(struct droce_qp *qp)
+/* Complete the WQE at sq_una successfully (a CQE only when signaled).
+ * Inline: ack_upto runs it for every message a cumulative ACK covers. */
+static inline __attribute__((always_inline)) void complete_una(struct droce_qp *qp)
 {
 	struct droce_swqe *w = &qp->sq[qp->sq_una & qp->sq_mask];
 	if ((w->flags & DROCE_SEND_SIGNALED) || qp->sq_sig_all) {
