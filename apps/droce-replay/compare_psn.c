@@ -17,7 +17,8 @@
  *     (a PSN of the side's range no copy of which was captured is not
  *     compared: the capture cannot say what it carried);
  *   - droce sends every PSN the side sent (a re-request the side made at
- *     a PSN droce had no need to re-request from excepted).
+ *     a PSN droce had no need to re-request from excepted, if it is one:
+ *     the READ's R_Key, VA and length moved on by the packets before).
  * responses (droce is the responder):
  *   - READ response payload and atomic original values at each PSN are
  *     the side's; droce answers every PSN the side answered;
@@ -301,8 +302,10 @@ static unsigned requests(const struct droce_rp_scenario *s, const struct list *e
 		size_t *fi = hget(&m->first, (uint64_t)psn + 1);
 		if (!fi || *fi != ve[i] || hget(&m->sent, (uint64_t)psn + 1))
 			continue;
-		/* a re-request of the side's from where droce had no need to */
-		if (read_covering(e, ve, ne, psn, mtu))
+		/* a re-request of the side's from where droce had no need to;
+		 * any other packet inside a READ's PSNs is one droce must send */
+		const struct item *rd = read_covering(e, ve, ne, psn, mtu);
+		if (rd && re_request_of(rd, ei, mtu))
 			continue;
 		bad++;
 		report(out, "MISSING", ei, NULL, s->checks, "droce never sent this PSN");

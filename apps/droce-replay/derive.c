@@ -737,9 +737,24 @@ static struct dlost *arrived_late(struct dctx *d, size_t idx, bool resp, uint32_
 		    !(b->p.op->flags & DROCE_OPF_REQ) != resp || (b->p.op->flags & DROCE_OPF_CNP) ||
 		    (resp && !(b->p.op->flags & DROCE_OPF_READ)))
 			continue;
-		return b->p.h.bth.psn == psn_add(psn, 1) && psn_add(psn, 1) != cur ? NULL : l;
+		/* a READ request takes a PSN per response packet (9.7.4.1.2):
+		 * the side continues after it there */
+		uint32_t next = psn_add(psn, !resp && (a->p.op->flags & DROCE_OPF_READ)
+						     ? npkts(a->p.h.ext.reth.dma_len, c->mtu) : 1);
+		return b->p.h.bth.psn == next && next != cur ? NULL : l;
 	}
 	return l;
+}
+
+/* The side's READ request frame @p idx, for read_covering(). */
+static int add_read(struct dctx *d, size_t idx)
+{
+	size_t *nr = realloc(d->reads, (d->nreads + 1) * sizeof(*nr));
+	if (!nr)
+		return -ENOMEM;
+	d->reads = nr;
+	d->reads[d->nreads++] = idx;
+	return 0;
 }
 
 /* An earlier visible READ request of the side's whose response PSNs cover @p psn (not its first). */
@@ -933,6 +948,9 @@ static int own_seq(struct dctx *d, size_t idx)
 			 * place; the cursor, and a NAK on its way, stay */
 			l->late = a->f->num;
 			a->first = true;
+			/* a re-request of a READ's rest from mid-message may follow */
+			if ((oi->flags & DROCE_OPF_READ) && add_read(d, idx))
+				return -ENOMEM;
 			return hput(&d->map, hkey(a->conn, HK_OWN_REQ, psn), idx);
 		}
 	}
@@ -1029,13 +1047,8 @@ static int own_seq(struct dctx *d, size_t idx)
 	if (!cnt || hput(&d->map, hkey(a->conn, HK_OWN_REQ, psn), idx))
 		return -ENOMEM;
 	(*cnt)++;
-	if (oi->flags & DROCE_OPF_READ) {
-		size_t *nr = realloc(d->reads, (d->nreads + 1) * sizeof(*nr));
-		if (!nr)
-			return -ENOMEM;
-		d->reads = nr;
-		d->reads[d->nreads++] = idx;
-	}
+	if ((oi->flags & DROCE_OPF_READ) && add_read(d, idx))
+		return -ENOMEM;
 	c->own_cur = psn_add(psn, n);
 	if (psn_lt(c->own_next, c->own_cur))
 		c->own_next = c->own_cur;

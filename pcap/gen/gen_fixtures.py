@@ -1028,6 +1028,41 @@ def lossy_rnr_repeat():
 
 
 @case
+def lossy_read_goback():
+    """Reduced from an interop capture (read_bw 4 KB, rxe client, droce
+    server, netem loss and reorder in the guest): rxe's first READs were
+    lost before the capture, droce NAKed the gap, rxe went back (the READ
+    at the NAK's PSN, then the one after it), and later re-requested the
+    rest of the first READ from mid-message."""
+    c = Case('lossy-read-goback', 'lossy link, droce as requester to rxe: its first READ lost before '
+             'the capture, rxe NAKs the gap, droce goes back to that READ and the one after it, '
+             'one of the responses is lost behind the capture point and droce re-requests the rest '
+             'of the first READ from mid-message')
+    c.qp(sq=900)
+    mem = data(1024, 64)
+    req_regions(c)
+    post(c, 1, 'read', 0, 512, mr='dst', extra=' raddr=%#x rkey=%#x' % (PADDR, PKEY_PEER))
+    post(c, 2, 'read', 512, 512, mr='dst', extra=' raddr=%#x rkey=%#x' % (PADDR + 512, PKEY_PEER))
+    # READ 900 (two response PSNs) lost before the capture point
+    c.own('READ_REQ', 902, reth=(PADDR + 512, PKEY_PEER, 512), ackreq=True, dt=3000)
+    c.peer('ACK', 900, aeth=(nak(NAK_PSN_SEQ), 0), dt=20000)
+    c.own('READ_REQ', 900, reth=(PADDR, PKEY_PEER, 512), ackreq=True, dt=2000)
+    c.own('READ_REQ', 902, reth=(PADDR + 512, PKEY_PEER, 512), ackreq=True, dt=1000)
+    c.peer('READ_RESP_FIRST', 900, payload=mem[:256], aeth=(ack(), 1), dt=20000)
+    c.peer('READ_RESP_LAST', 901, payload=mem[256:512], aeth=(ack(), 1), dt=2000)
+    c.peer('READ_RESP_FIRST', 902, payload=mem[512:768], aeth=(ack(), 2), dt=2000)
+    c.peer('READ_RESP_LAST', 903, payload=mem[768:], aeth=(ack(), 2), dt=2000)
+    # 901 lost after the capture point: re-request the rest (9.7.5.1.5)
+    c.own('READ_REQ', 901, reth=(PADDR + 256, PKEY_PEER, 256), ackreq=True, dt=30000)
+    c.peer('READ_RESP_ONLY', 901, payload=mem[256:512], aeth=(ack(), 2), dt=20000)
+    c.s('expect-mem dst 0 %s' % hexs(mem))
+    c.s('expect-wc q send wr=1 status=SUCCESS opcode=read')
+    c.s('expect-wc q send wr=2 status=SUCCESS opcode=read')
+    c.s('compare by-psn')
+    return c
+
+
+@case
 def lossy_rnr_delayed():
     """Reduced from a second interop capture (write_bw 1 B, droce client,
     rxe server, netem loss and reorder in the guest; frames 105-133): rxe
