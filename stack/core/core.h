@@ -84,6 +84,13 @@ static inline void droce_seg_copy_in(const struct droce_seg *s, unsigned n, uint
 static inline unsigned droce_seg_slice(const struct droce_seg *s, unsigned n, uint32_t off,
 				       uint32_t len, struct droce_seg *out)
 {
+	/* The usual packet: inside the first segment (what the loop below
+	 * gives then, without walking it). */
+	if (n && len && (uint64_t)off + len <= s[0].len) {
+		out[0].ptr = s[0].ptr + off;
+		out[0].len = len;
+		return 1;
+	}
 	unsigned k = 0;
 	for (unsigned i = 0; i < n && len; i++) {
 		if (off >= s[i].len) {

@@ -180,6 +180,17 @@ static inline void after_tp(struct droce_ctx *ctx, struct droce_qp *qp)
 	droce_ctx_timer_fold(ctx, qp);
 }
 
+/* The receive path's part of it: the turn now, the timer once the burst's
+ * run of frames for this QP is over (ctx_poll folds it: the heap is read
+ * only after the burst, by run_timers). */
+static inline void after_rx(struct droce_qp *qp)
+{
+	if (qp->tp.kick) {
+		qp->tp.kick = false;
+		droce_qp_kick(qp);
+	}
+}
+
 static struct droce_qp *ready_pop(struct droce_ctx *ctx)
 {
 	struct droce_qp *qp = ctx->ready_head;
@@ -210,26 +221,29 @@ static bool pkey_ok(uint16_t a, uint16_t b)
 /* A datagram (IBTA 9.8.4) for a UD or GSI QP: the P_Key as for RC, then
  * the transport (transport/ud.c: state, Q_Key, receive WQE). Any other
  * service to a UD QP, or UD to an RC QP, is dropped. */
-static void rx_not_rc(struct droce_ctx *ctx, struct droce_qp *qp, const struct droce_pkt *pkt,
-		      enum droce_service svc, uint64_t now)
+static struct droce_qp *rx_not_rc(struct droce_ctx *ctx, struct droce_qp *qp,
+				   const struct droce_pkt *pkt, enum droce_service svc, uint64_t now)
 {
 	if (qp->type == DROCE_QPT_RC) {
 		droce_ctx_drop(ctx, qp, DROCE_DROP_NOT_RC);
-		return;
+		return NULL;
 	}
 	if (svc != DROCE_SVC_UD) {
 		droce_ctx_drop(ctx, qp, DROCE_DROP_NOT_UD);
-		return;
+		return NULL;
 	}
 	if (!pkey_ok(pkt->h.bth.pkey, qp->attr.pkey)) {
 		droce_ctx_drop(ctx, qp, DROCE_DROP_BAD_PKEY);
-		return;
+		return NULL;
 	}
 	droce_tp_rx(qp, pkt, now);
-	after_tp(ctx, qp);
+	after_rx(qp);
+	return qp;
 }
 
-static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64_t now)
+/* One received frame. @return the QP whose transport took it (its timer
+ * still to fold), or NULL. */
+static struct droce_qp *rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64_t now)
 {
 	struct droce_pkt pkt;
 	/* The parser's checks, then the ICRC in one CRC call (core/icrc_fast.h). */
@@ -246,15 +260,15 @@ static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64
 
 	if (r == DROCE_PARSE_NOT_ROCE) {
 		ctx->stats.not_roce++;
-		return;
+		return NULL;
 	}
 	if (r != DROCE_PARSE_OK) {
 		ctx->stats.drop[droce_drop_of_parse(r)]++;
-		return;
+		return NULL;
 	}
 	if (!dst_ip_ok(ctx, &pkt)) {
 		ctx->stats.drop[DROCE_DROP_DST_IP]++;
-		return;
+		return NULL;
 	}
 	uint32_t idx = pkt.h.bth.dqpn - DROCE_QPN_BASE;
 	struct droce_qp *qp = idx < ctx->p.max_qps ? ctx->qps[idx] : NULL;
@@ -262,22 +276,20 @@ static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64
 		qp = ctx->gsi; /* MADs to QP1 (the CM's) */
 	if (!qp) {
 		ctx->stats.drop[DROCE_DROP_UNKNOWN_QPN]++;
-		return;
+		return NULL;
 	}
 	enum droce_service svc = droce_opcode_service(pkt.h.bth.opcode);
 	if (svc == DROCE_SVC_CNP) {
 		droce_tp_rx(qp, &pkt, now);
-		after_tp(ctx, qp);
+		after_rx(qp);
 		ctx->stats.drop[DROCE_DROP_CNP_HANDLED]++;
-		return;
+		return qp;
 	}
-	if (svc != DROCE_SVC_RC || qp->type != DROCE_QPT_RC) {
-		rx_not_rc(ctx, qp, &pkt, svc, now);
-		return;
-	}
+	if (svc != DROCE_SVC_RC || qp->type != DROCE_QPT_RC)
+		return rx_not_rc(ctx, qp, &pkt, svc, now);
 	if (!pkey_ok(pkt.h.bth.pkey, qp->attr.pkey)) {
 		droce_ctx_drop(ctx, qp, DROCE_DROP_BAD_PKEY);
-		return;
+		return NULL;
 	}
 	/* An RC QP talks to one peer (its address vector, 11.2.5.1 RTR): a
 	 * packet from any other address is not its peer's, whatever its PSN
@@ -285,10 +297,11 @@ static void rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64
 	if (qp->state >= DROCE_QPS_RTR &&
 	    !droce_ip_eq(pkt.h.net.src_ip, qp->attr.ah_attr.dst_ip, ctx->p.ip_version == 4)) {
 		droce_ctx_drop(ctx, qp, DROCE_DROP_SRC_IP);
-		return;
+		return NULL;
 	}
 	droce_tp_rx(qp, &pkt, now);
-	after_tp(ctx, qp);
+	after_rx(qp);
+	return qp;
 }
 
 /* The QPs whose deadline is due fire once each, in deadline order (ties by
@@ -317,8 +330,19 @@ unsigned droce_ctx_poll(struct droce_ctx *ctx, uint64_t now)
 	const struct droce_link_ops *ops = ctx->link.ops;
 	unsigned nrx = ops->rx_burst(ctx->link.priv, ctx->rxf, ctx->p.burst, now);
 
-	for (unsigned i = 0; i < nrx; i++)
-		rx_one(ctx, &ctx->rxf[i], now);
+	/* A QP's deadline is folded once per run of its frames in the burst,
+	 * not per frame (a burst is mostly one QP's). */
+	struct droce_qp *fold = NULL;
+	for (unsigned i = 0; i < nrx; i++) {
+		struct droce_qp *qp = rx_one(ctx, &ctx->rxf[i], now);
+		if (qp && qp != fold) {
+			if (fold)
+				droce_ctx_timer_fold(ctx, fold);
+			fold = qp;
+		}
+	}
+	if (fold)
+		droce_ctx_timer_fold(ctx, fold);
 	if (nrx) {
 		ctx->stats.rx_frames += nrx;
 		if (ops->rx_release)

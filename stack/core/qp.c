@@ -459,7 +459,7 @@ static void flush_wr(struct droce_qp *qp, struct droce_cq *cq, uint64_t wr_id,
 /* ------------------------------------------------------------ posting -- */
 
 static int prepare_swqe(struct droce_qp *qp, const struct droce_send_wr *wr,
-			struct droce_swqe *w, uint8_t *inl)
+			struct droce_swqe *w, uint32_t slot)
 {
 	if ((unsigned)wr->opcode > DROCE_WR_ATOMIC_FETCH_AND_ADD || wr->num_sge < 0 ||
 	    (uint32_t)wr->num_sge > qp->cap.max_send_sge || (wr->num_sge && !wr->sg_list))
@@ -499,6 +499,7 @@ static int prepare_swqe(struct droce_qp *qp, const struct droce_send_wr *wr,
 	}
 	w->nseg = 0;
 	if (inl_ok) {
+		uint8_t *inl = qp->inline_buf + (size_t)slot * qp->cap.max_inline_data;
 		uint32_t off = 0;
 		for (int i = 0; i < wr->num_sge; i++) {
 			const struct droce_sge *s = &wr->sg_list[i];
@@ -555,8 +556,7 @@ int droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr, struct droce_
 		}
 		uint32_t slot = qp->sq_tail & qp->sq_mask;
 		struct droce_swqe *w = &qp->sq[slot];
-		int rc = prepare_swqe(qp, wr, w,
-				      qp->inline_buf + (size_t)slot * qp->cap.max_inline_data);
+		int rc = prepare_swqe(qp, wr, w, slot);
 		if (rc) {
 			if (bad_wr)
 				*bad_wr = wr;

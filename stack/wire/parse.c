@@ -129,34 +129,39 @@ static inline __attribute__((always_inline)) void parse_ext(struct droce_pkt *p,
 	const struct droce_opcode_info *oi = p->op;
 	struct droce_ext_fields *e = &p->h.ext;
 
-	if (oi->hdrs & DROCE_HDR_DETH) {
-		const uint8_t *d = bth + oi->off_deth;
-		e->deth.qkey = droce_get_be32(d);
-		e->deth.sqpn = droce_get_be32(d + 4) & DROCE_QPN_MASK;
-	}
-	if (oi->hdrs & DROCE_HDR_RETH) {
+	/* The data path's headers first, then one test for the rest (as the
+	 * builder, wire/build_bth.h). */
+	uint16_t hd = oi->hdrs;
+	if (hd & DROCE_HDR_RETH) {
 		const uint8_t *r = bth + oi->off_reth;
 		e->reth.va = droce_get_be64(r);
 		e->reth.rkey = droce_get_be32(r + 8);
 		e->reth.dma_len = droce_get_be32(r + 12);
 	}
-	if (oi->hdrs & DROCE_HDR_ATOMIC) {
+	if (hd & DROCE_HDR_AETH) {
+		uint32_t a = droce_get_be32(bth + oi->off_aeth);
+		e->aeth.syndrome = (uint8_t)(a >> 24);
+		e->aeth.msn = a & DROCE_MSN_MASK;
+	}
+	if (!(hd & ~(DROCE_HDR_RETH | DROCE_HDR_AETH)))
+		return;
+	if (hd & DROCE_HDR_DETH) {
+		const uint8_t *d = bth + oi->off_deth;
+		e->deth.qkey = droce_get_be32(d);
+		e->deth.sqpn = droce_get_be32(d + 4) & DROCE_QPN_MASK;
+	}
+	if (hd & DROCE_HDR_ATOMIC) {
 		const uint8_t *a = bth + oi->off_atomic;
 		e->atomic.va = droce_get_be64(a);
 		e->atomic.rkey = droce_get_be32(a + 8);
 		e->atomic.swap_add = droce_get_be64(a + 12);
 		e->atomic.compare = droce_get_be64(a + 20);
 	}
-	if (oi->hdrs & DROCE_HDR_AETH) {
-		uint32_t a = droce_get_be32(bth + oi->off_aeth);
-		e->aeth.syndrome = (uint8_t)(a >> 24);
-		e->aeth.msn = a & DROCE_MSN_MASK;
-	}
-	if (oi->hdrs & DROCE_HDR_AACK)
+	if (hd & DROCE_HDR_AACK)
 		e->atomic_ack = droce_get_be64(bth + oi->off_aack);
-	if (oi->hdrs & DROCE_HDR_IMM)
+	if (hd & DROCE_HDR_IMM)
 		e->imm = droce_get_be32(bth + oi->off_imm);
-	if (oi->hdrs & DROCE_HDR_IETH)
+	if (hd & DROCE_HDR_IETH)
 		e->ieth_rkey = droce_get_be32(bth + oi->off_ieth);
 }
 

@@ -3,7 +3,8 @@
  * libFuzzer target: droce's VPCLMULQDQ CRC-32s (stack/wire/crc32_vpclmul.c, 256 and 512 bits)
  * must equal ISA-L's on any bytes, at any offset, from any chaining value,
  * and over any cut into two calls; the fused CRC-and-copy must give the
- * same CRC and exactly the bytes. The first 5 input bytes choose the seed
+ * same CRC and exactly the bytes; the masked in-place CRC of the ICRC
+ * (droce_crc32_or_vpclmul) must equal ISA-L over the masked copy. The first 5 input bytes choose the seed
  * (4) and the cut (1); the rest is the data, copied to a buffer of exactly
  * its size so AddressSanitizer sees any read past either end.
  */
@@ -47,6 +48,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	}
 	free(dst);
+	/* The ICRC's in-place masked CRC: a mask made of the data's own bytes
+	 * (rotated), OR-ed into the first 64, against ISA-L over that copy. */
+	uint8_t mask[80] = { 0 }, *m = malloc(n ? n : 1);
+	if (!m) {
+		free(buf);
+		return 0;
+	}
+	for (size_t i = 0; i < 64 && n; i++)
+		mask[i] = buf[(i + 7) % n] & buf[(i + 3) % n];
+	for (size_t i = 0; i < n; i++)
+		m[i] = (uint8_t)(buf[i] | (i < 64 ? mask[i] : 0));
+	uint32_t ored = droce_crc32_or_vpclmul(seed, buf, n, mask), owant = droce_crc32_isal(seed, m, n);
+	free(m);
+	if (ored != owant) {
+		fprintf(stderr, "fuzz_crc32: or-mask, %zu bytes: crc %08x want %08x\n", n, ored, owant);
+		abort();
+	}
 	free(buf);
 	if (got != want || two != want) {
 		fprintf(stderr, "fuzz_crc32: len %zu seed %08x cut %zu: vpclmul %08x / %08x, isal %08x\n", n,
