@@ -24,10 +24,9 @@
  * TX: zero-copy for payload. A header mbuf (a copy of droce_tx_frame.hdr)
  * is chained with one mbuf per payload segment attached as an external
  * buffer (rte_pktmbuf_attach_extbuf; the registered memory is read by the
- * PMD and released through a shared info, kept in the external mbuf's private
- * area, whose free callback counts completions), then the trailer (pad +
- * ICRC) copied into the last
- * direct mbuf. Segments shorter than the inline threshold are copied, as is
+ * PMD and released through a shared info kept in the external mbuf's private
+ * area; the mbufs back in their pool count the releases), then the trailer
+ * (pad + ICRC) copied into the last direct mbuf. Segments shorter than the inline threshold are copied, as is
  * the whole frame when its payload is that short or the PMD cannot send
  * chained mbufs (no RTE_ETH_TX_OFFLOAD_MULTI_SEGS). Frames are batched and
  * sent when the batch is full, when the engine calls tx_flush(), or when a
@@ -105,7 +104,8 @@ struct droce_port_stats {
 	uint64_t tx_ctrl;          /**< ARP and ICMP frames sent */
 	uint64_t tx_ctrl_drop;     /**< ARP/ICMP answers dropped for lack of room */
 	uint64_t zc_attached;      /**< external buffers attached */
-	uint64_t zc_released;      /**< ... and released by the PMD (free callback) */
+	uint64_t zc_released;      /**< ... and released by the PMD (their mbufs back in
+				        the pool; read when the stats are taken) */
 	struct droce_arp_stats arp;
 	struct droce_icmp_stats icmp;
 };
