@@ -21,7 +21,9 @@
 
 #include "net/capture.h"
 #include "wire/bytes.h"
+#include "wire/crc32.h"
 #include "wire/hdr.h"
+#include "wire/icrc.h"
 
 #define MEMPOOL_CACHE 128u
 /* Direct mbufs of the zero-copy path carry headers, short segments and the
@@ -247,23 +249,60 @@ static struct rte_mbuf *build_tx(struct droce_port *p, const struct droce_tx_fra
 		p->st.tx_zc_frames++;
 	else
 		p->st.tx_copied_frames++;
-	if (p->tx_ip_csum && f->hdr_len >= 34) {
-		size_t l3 = (f->hdr_len >= 18 && droce_get_be16(f->hdr + 12) == DROCE_ETHERTYPE_VLAN)
-				    ? 18 : 14;
-		if (droce_get_be16(f->hdr + l3 - 2) == DROCE_ETHERTYPE_IPV4) {
-			uint8_t *ip = rte_pktmbuf_mtod_offset(head, uint8_t *, l3);
-			head->l2_len = l3;
-			head->l3_len = (ip[0] & 0x0Fu) * 4u;
-			head->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
-			droce_put_be16(ip + 10, 0); /* the NIC fills it */
-		}
-	}
 	return head;
 }
 
-static int port_tx(void *link, const struct droce_tx_frame *f, uint64_t now)
+/*
+ * Build one frame by copy into one direct mbuf, folding the ICRC over the
+ * payload and the pad as they are copied (droce_link_ops.tx_fold): each
+ * payload byte is read once, by droce_crc32_copy, instead of once by the
+ * context's ICRC and again by the copy. Copy mode sizes the TX mbufs for
+ * frame_max (queue_pools), which port_send() checked. NULL when out of
+ * mbufs.
+ */
+static struct rte_mbuf *build_fold(struct droce_port *p, const struct droce_tx_frame *f,
+				   uint32_t crc)
 {
-	struct droce_port *p = link;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(p->tx_pool);
+	if (m == NULL)
+		return NULL;
+	uint32_t len = f->hdr_len + f->payload_len + f->trailer_len;
+	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
+	memcpy(d, f->hdr, f->hdr_len);
+	uint8_t *o = d + f->hdr_len;
+	for (unsigned i = 0; i < f->nseg; i++) {
+		crc = droce_crc32_copy(crc, o, f->seg[i].addr, f->seg[i].len);
+		o += f->seg[i].len;
+	}
+	unsigned pad = f->trailer_len - DROCE_ICRC_LEN;
+	crc = droce_crc32_copy(crc, o, f->trailer, pad); /* the pad's zero bytes */
+	droce_icrc_store(o + pad, crc);
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	p->st.tx_copied_frames++;
+	return m;
+}
+
+/* The IPv4 header checksum, left to a PMD that offers to fill it. */
+static void tx_ip_offload(struct rte_mbuf *head, const struct droce_tx_frame *f)
+{
+	if (f->hdr_len < 34)
+		return;
+	size_t l3 = droce_get_be16(f->hdr + 12) == DROCE_ETHERTYPE_VLAN ? 18 : 14;
+	if (droce_get_be16(f->hdr + l3 - 2) == DROCE_ETHERTYPE_IPV4) {
+		uint8_t *ip = rte_pktmbuf_mtod_offset(head, uint8_t *, l3);
+		head->l2_len = l3;
+		head->l3_len = (ip[0] & 0x0Fu) * 4u;
+		head->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+		droce_put_be16(ip + 10, 0); /* the NIC fills it */
+	}
+}
+
+/* tx() and tx_fold(): @p fold says whether the ICRC is still to be folded
+ * over the payload from @p crc (build_fold) or is in f->trailer. */
+static int port_send(struct droce_port *p, const struct droce_tx_frame *f, bool fold,
+		     uint32_t crc, uint64_t now)
+{
 	if (p->n_batch != 0 && now - p->batch_t0 >= p->drain_ns)
 		batch_send(p);
 	if (p->n_batch >= p->batch_cap) {
@@ -274,7 +313,9 @@ static int port_tx(void *link, const struct droce_tx_frame *f, uint64_t now)
 		}
 	}
 	uint32_t len = f->hdr_len + f->payload_len + f->trailer_len;
-	if (unlikely(len > p->frame_max || f->nseg > DROCE_TX_MAX_SEG)) {
+	if (unlikely(len > p->frame_max || f->nseg > DROCE_TX_MAX_SEG ||
+		     (fold && (f->trailer_len < DROCE_ICRC_LEN ||
+			       f->trailer_len > DROCE_ICRC_LEN + 3u)))) {
 		/* The engine was told the port's roce_mtu, so this is a bug
 		 * upstream. Refusing with -ENOBUFS would have it retry forever;
 		 * the frame is dropped and counted instead, and the transport's
@@ -282,18 +323,35 @@ static int port_tx(void *link, const struct droce_tx_frame *f, uint64_t now)
 		p->st.tx_too_long++;
 		return 0;
 	}
-	struct rte_mbuf *m = build_tx(p, f);
+	struct rte_mbuf *m = fold ? build_fold(p, f, crc) : build_tx(p, f);
 	if (m == NULL) {
 		batch_send(p); /* completions may return mbufs */
 		p->st.tx_nobufs++;
 		return -ENOBUFS;
 	}
-	if (unlikely(p->capture != NULL))
-		droce_capture_write_tx(p->capture, f, now);
+	if (unlikely(p->capture != NULL)) {
+		if (fold) /* the ICRC exists only in the mbuf */
+			droce_capture_write(p->capture, DROCE_CAPTURE_TX,
+					    rte_pktmbuf_mtod(m, const uint8_t *), len, now);
+		else
+			droce_capture_write_tx(p->capture, f, now);
+	}
+	if (p->tx_ip_csum)
+		tx_ip_offload(m, f);
 	batch_add(p, m, now);
 	if (p->n_batch >= p->burst)
 		batch_send(p);
 	return 0;
+}
+
+static int port_tx(void *link, const struct droce_tx_frame *f, uint64_t now)
+{
+	return port_send(link, f, false, 0, now);
+}
+
+static int port_tx_fold(void *link, const struct droce_tx_frame *f, uint32_t crc, uint64_t now)
+{
+	return port_send(link, f, true, crc, now);
 }
 
 static void port_tx_flush(void *link, uint64_t now)
@@ -467,9 +525,18 @@ static const struct droce_link_ops port_ops = {
 	.rx_release = port_rx_release,
 };
 
+/* Copy mode: the port copies every frame, so it folds the ICRC into that copy. */
+static const struct droce_link_ops port_copy_ops = {
+	.tx = port_tx,
+	.tx_flush = port_tx_flush,
+	.rx_burst = port_rx_burst,
+	.rx_release = port_rx_release,
+	.tx_fold = port_tx_fold,
+};
+
 struct droce_link droce_port_link(struct droce_port *p)
 {
-	struct droce_link l = {.ops = &port_ops, .priv = p};
+	struct droce_link l = {.ops = p->zc ? &port_ops : &port_copy_ops, .priv = p};
 	return l;
 }
 
@@ -649,6 +716,20 @@ static bool mtu_is_nominal(const char *driver)
 	return strcmp(driver, "net_memif") == 0 || strcmp(driver, "net_ring") == 0;
 }
 
+/*
+ * PMDs that copy every frame, segment by segment, into a ring of their own
+ * (DPDK 22.11's memif: rte_memcpy of each mbuf into the shared buffers).
+ * Attaching the payload there saves no copy; it only adds the external
+ * mbuf and a segment per frame to memif's loop and its free. So the port
+ * copies instead, into one mbuf, folding the ICRC into that copy
+ * (tx_fold): fewer instructions per frame and faster side by side
+ * (docs/benchmarks.md, "The bulk TX path over memif").
+ */
+static bool pmd_copies_tx(const char *driver)
+{
+	return strcmp(driver, "net_memif") == 0;
+}
+
 static int check_conf(const struct droce_port_conf *c)
 {
 	if (c == NULL || c->nb_queues == 0 || c->burst == 0 || c->rx_desc == 0 ||
@@ -768,7 +849,8 @@ int droce_port_open_queues(const struct droce_port_conf *conf, struct droce_port
 								     : conf->inline_threshold;
 		p->drain_ns = conf->drain_ns;
 		p->multi_seg = use_multi_seg;
-		p->zc = conf->zero_copy && use_multi_seg;
+		p->zc = conf->zero_copy && use_multi_seg &&
+			(conf->force_zero_copy || !pmd_copies_tx(di.driver_name));
 		p->seg_max = di.tx_desc_lim.nb_mtu_seg_max;
 		p->iova_va = rte_eal_iova_mode() == RTE_IOVA_VA;
 		p->rx_ip_csum = rx_csum;
