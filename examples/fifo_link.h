@@ -56,6 +56,7 @@ static void fifo_release(void *priv, struct droce_rx_frame *f, unsigned n)
 	((struct fifo_end *)priv)->rx->head += n;
 }
 
-static const struct droce_link_ops fifo_ops = {fifo_tx, NULL, fifo_rx, fifo_release};
+static const struct droce_link_ops fifo_ops = {
+	.tx = fifo_tx, .rx_burst = fifo_rx, .rx_release = fifo_release};
 
 #endif

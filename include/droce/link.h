@@ -24,7 +24,8 @@ struct droce_tx_seg {
 /**
  * A frame to send, ready for the wire but not necessarily contiguous:
  * hdr (Ethernet .. last extension header, built by stack/wire) then the
- * payload segments, then the trailer (pad + ICRC, already computed).
+ * payload segments, then the trailer (pad + ICRC, already computed, but
+ * for tx_fold() below).
  * The link copies hdr and trailer before tx() returns; the payload segments
  * point into registered memory that stays valid until the WQE completes,
  * so a zero-copy link may attach them (and must hold them only until its
@@ -61,6 +62,22 @@ struct droce_link_ops {
 	unsigned (*rx_burst)(void *link, struct droce_rx_frame *f, unsigned n, uint64_t now);
 	/** Give back frames returned by rx_burst(). May be NULL. */
 	void (*rx_release)(void *link, struct droce_rx_frame *f, unsigned n);
+	/**
+	 * Optional (NULL: the context always calls tx()). Queue one frame that
+	 * the link copies anyway (memif, the in-memory link), with the ICRC
+	 * left for the link to fold over the payload while it copies it: one
+	 * pass over the payload instead of the ICRC's read plus the copy's.
+	 * @p crc is the running ICRC (IBTA A17.4.5, chained as
+	 * droce_icrc_update() chains it) over the masked headers; f->trailer
+	 * holds the pad's zero bytes, f->trailer_len is the pad + 4. The link
+	 * chains the payload segments and the pad onto @p crc and sends the
+	 * result as the frame's last 4 bytes, least significant byte first.
+	 * The context uses it for payloads over 1 KB (DROCE_ICRC_FAST_MAX,
+	 * stack/core/icrc_fast.h; shorter ones are CRCed with their headers
+	 * in one call).
+	 * @return as tx().
+	 */
+	int (*tx_fold)(void *link, const struct droce_tx_frame *f, uint32_t crc, uint64_t now);
 };
 
 /** A link: its operations and its state. */

@@ -5,10 +5,14 @@
  * the handle the impairment shim holds and rx_burst() hands out.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "net/memlink.h"
+#include "wire/crc32.h"
+#include "wire/hdr.h"
+#include "wire/icrc.h"
 
 struct slot {
 	uint8_t *data;
@@ -113,7 +117,10 @@ static void deliver_due(struct dir *d, int all)
 
 /* ------------------------------------------------------------ link ops -- */
 
-static int ml_tx(void *priv, const struct droce_tx_frame *f, uint64_t now)
+/* tx() and tx_fold(): with @p fold, the ICRC is chained from @p crc over
+ * the payload and pad as they are copied into the slot (droce_link_ops). */
+static int ml_send(void *priv, const struct droce_tx_frame *f, bool fold, uint32_t crc,
+		   uint64_t now)
 {
 	struct end *e = priv;
 	struct droce_memlink *ml = e->ml;
@@ -126,7 +133,7 @@ static int ml_tx(void *priv, const struct droce_tx_frame *f, uint64_t now)
 	for (unsigned i = 0; i < f->nseg && i < DROCE_TX_MAX_SEG; i++)
 		total += f->seg[i].len;
 	if (f->nseg > DROCE_TX_MAX_SEG || total > ml->max_frame ||
-	    f->trailer_len > sizeof(f->trailer)) {
+	    f->trailer_len > sizeof(f->trailer) || (fold && f->trailer_len < DROCE_ICRC_LEN)) {
 		d->st.tx_too_big++;
 		return -EMSGSIZE;
 	}
@@ -138,12 +145,19 @@ static int ml_tx(void *priv, const struct droce_tx_frame *f, uint64_t now)
 		memcpy(s->data, f->hdr, f->hdr_len);
 	off = f->hdr_len;
 	for (unsigned i = 0; i < f->nseg; i++) {
-		if (f->seg[i].len)
+		if (fold)
+			crc = droce_crc32_copy(crc, s->data + off, f->seg[i].addr, f->seg[i].len);
+		else if (f->seg[i].len)
 			memcpy(s->data + off, f->seg[i].addr, f->seg[i].len);
 		off += f->seg[i].len;
 	}
-	if (f->trailer_len)
+	if (fold) {
+		unsigned pad = f->trailer_len - DROCE_ICRC_LEN;
+		crc = droce_crc32_copy(crc, s->data + off, f->trailer, pad);
+		droce_icrc_store(s->data + off + pad, crc);
+	} else if (f->trailer_len) {
 		memcpy(s->data + off, f->trailer, f->trailer_len);
+	}
 	s->len = off + f->trailer_len;
 	s->ready = now + d->delay;
 	d->st.tx_frames++;
@@ -192,6 +206,16 @@ static int ml_tx(void *priv, const struct droce_tx_frame *f, uint64_t now)
 	return 0;
 }
 
+static int ml_tx(void *priv, const struct droce_tx_frame *f, uint64_t now)
+{
+	return ml_send(priv, f, false, 0, now);
+}
+
+static int ml_tx_fold(void *priv, const struct droce_tx_frame *f, uint32_t crc, uint64_t now)
+{
+	return ml_send(priv, f, true, crc, now);
+}
+
 static unsigned ml_rx_burst(void *priv, struct droce_rx_frame *f, unsigned n, uint64_t now)
 {
 	struct end *e = priv;
@@ -234,6 +258,7 @@ static const struct droce_link_ops memlink_ops = {
 	.tx_flush = NULL,
 	.rx_burst = ml_rx_burst,
 	.rx_release = ml_rx_release,
+	.tx_fold = ml_tx_fold,
 };
 
 /* ---------------------------------------------------------------- API -- */

@@ -8,7 +8,7 @@
  *
  * Each direction is a bounded FIFO of fixed-size slots. tx() copies the
  * header, the payload segments and the trailer into one contiguous slot
- * (the wire image) and returns -ENOBUFS when @c depth frames are already
+ * (the wire image; tx_fold() folds the ICRC into the payload's copy) and returns -ENOBUFS when @c depth frames are already
  * queued (-EMSGSIZE, counted, for a frame over max_frame: a bug upstream,
  * not congestion). Each direction may carry an impairment shim (net/impair.h),
  * applied as the frame enters the FIFO, and a tap sees every frame sent

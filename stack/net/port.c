@@ -21,7 +21,9 @@
 
 #include "net/capture.h"
 #include "wire/bytes.h"
+#include "wire/crc32.h"
 #include "wire/hdr.h"
+#include "wire/icrc.h"
 
 #define MEMPOOL_CACHE 128u
 /* Direct mbufs of the zero-copy path carry headers, short segments and the
@@ -44,11 +46,12 @@ struct port_dev {
  * Shared info of one attached payload segment. It lives in the private area
  * of the external mbuf that carries the segment (one segment, one mbuf, one
  * reference), so it needs no pool of its own: DPDK calls free_cb while it
- * detaches that very mbuf, before the mbuf goes back to its pool.
+ * detaches that very mbuf, before the mbuf goes back to its pool. Its
+ * callback and opaque pointer are set once, when the pool is made
+ * (zc_shinfo_init); an attach only re-arms the reference count.
  */
 struct zc_shinfo {
 	struct rte_mbuf_ext_shared_info sh;
-	struct droce_port *port;
 };
 
 struct droce_port {
@@ -100,13 +103,37 @@ void droce_port_conf_init(struct droce_port_conf *c)
 /* ------------------------------------------------------------------ */
 /* TX */
 
-/* Free callback of an external buffer: the PMD is done with the payload. */
+/*
+ * Free callback of an external buffer: the PMD is done with the payload.
+ * Nothing to count here: the external mbuf goes back to ext_pool right
+ * after, so the pool's occupancy says how many segments the PMD still
+ * holds (zc_held). A counter here had to be atomic (a PMD may free on
+ * another lcore, a ring consumer), and on memif that locked add came right
+ * after the PMD's 4 KB copy into its ring, where it waited for all of the
+ * copy's stores to drain: 4.2% of a 64 KB write_bw sender (issue 11).
+ */
 static void zc_release(void *addr, void *opaque)
 {
-	struct zc_shinfo *z = opaque;
 	(void)addr;
-	/* The PMD may free on another lcore (a ring consumer): count atomically. */
-	__atomic_fetch_add(&z->port->st.zc_released, 1, __ATOMIC_RELAXED);
+	(void)opaque;
+}
+
+/* Attached segments the PMD has not released yet: external mbufs out of
+ * their pool. Walks every lcore's pool cache: for stats and close only. */
+static uint64_t zc_held(const struct droce_port *p)
+{
+	return p->ext_pool != NULL ? rte_mempool_in_use_count(p->ext_pool) : 0;
+}
+
+/* rte_mempool_obj_iter callback: the constant half of each shared info. */
+static void zc_shinfo_init(struct rte_mempool *mp, void *arg, void *obj, unsigned idx)
+{
+	(void)mp;
+	(void)arg;
+	(void)idx;
+	struct zc_shinfo *z = rte_mbuf_to_priv(obj);
+	z->sh.free_cb = zc_release;
+	z->sh.fcb_opaque = NULL;
 }
 
 static void batch_send(struct droce_port *p)
@@ -174,9 +201,6 @@ static int chain_attach(struct droce_port *p, struct rte_mbuf *head, struct rte_
 	if (m == NULL)
 		return -ENOBUFS;
 	struct zc_shinfo *z = rte_mbuf_to_priv(m);
-	z->sh.free_cb = zc_release;
-	z->sh.fcb_opaque = z;
-	z->port = p;
 	rte_mbuf_ext_refcnt_set(&z->sh, 1);
 	/* The PMD only reads the payload; DPDK's attach takes a non-const pointer. */
 	rte_pktmbuf_attach_extbuf(m, (void *)(uintptr_t)addr, iova, (uint16_t)len, &z->sh);
@@ -225,23 +249,60 @@ static struct rte_mbuf *build_tx(struct droce_port *p, const struct droce_tx_fra
 		p->st.tx_zc_frames++;
 	else
 		p->st.tx_copied_frames++;
-	if (p->tx_ip_csum && f->hdr_len >= 34) {
-		size_t l3 = (f->hdr_len >= 18 && droce_get_be16(f->hdr + 12) == DROCE_ETHERTYPE_VLAN)
-				    ? 18 : 14;
-		if (droce_get_be16(f->hdr + l3 - 2) == DROCE_ETHERTYPE_IPV4) {
-			uint8_t *ip = rte_pktmbuf_mtod_offset(head, uint8_t *, l3);
-			head->l2_len = l3;
-			head->l3_len = (ip[0] & 0x0Fu) * 4u;
-			head->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
-			droce_put_be16(ip + 10, 0); /* the NIC fills it */
-		}
-	}
 	return head;
 }
 
-static int port_tx(void *link, const struct droce_tx_frame *f, uint64_t now)
+/*
+ * Build one frame by copy into one direct mbuf, folding the ICRC over the
+ * payload and the pad as they are copied (droce_link_ops.tx_fold): each
+ * payload byte is read once, by droce_crc32_copy, instead of once by the
+ * context's ICRC and again by the copy. Copy mode sizes the TX mbufs for
+ * frame_max (queue_pools), which port_send() checked. NULL when out of
+ * mbufs.
+ */
+static struct rte_mbuf *build_fold(struct droce_port *p, const struct droce_tx_frame *f,
+				   uint32_t crc)
 {
-	struct droce_port *p = link;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(p->tx_pool);
+	if (m == NULL)
+		return NULL;
+	uint32_t len = f->hdr_len + f->payload_len + f->trailer_len;
+	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
+	memcpy(d, f->hdr, f->hdr_len);
+	uint8_t *o = d + f->hdr_len;
+	for (unsigned i = 0; i < f->nseg; i++) {
+		crc = droce_crc32_copy(crc, o, f->seg[i].addr, f->seg[i].len);
+		o += f->seg[i].len;
+	}
+	unsigned pad = f->trailer_len - DROCE_ICRC_LEN;
+	crc = droce_crc32_copy(crc, o, f->trailer, pad); /* the pad's zero bytes */
+	droce_icrc_store(o + pad, crc);
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	p->st.tx_copied_frames++;
+	return m;
+}
+
+/* The IPv4 header checksum, left to a PMD that offers to fill it. */
+static void tx_ip_offload(struct rte_mbuf *head, const struct droce_tx_frame *f)
+{
+	if (f->hdr_len < 34)
+		return;
+	size_t l3 = droce_get_be16(f->hdr + 12) == DROCE_ETHERTYPE_VLAN ? 18 : 14;
+	if (droce_get_be16(f->hdr + l3 - 2) == DROCE_ETHERTYPE_IPV4) {
+		uint8_t *ip = rte_pktmbuf_mtod_offset(head, uint8_t *, l3);
+		head->l2_len = l3;
+		head->l3_len = (ip[0] & 0x0Fu) * 4u;
+		head->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+		droce_put_be16(ip + 10, 0); /* the NIC fills it */
+	}
+}
+
+/* tx() and tx_fold(): @p fold says whether the ICRC is still to be folded
+ * over the payload from @p crc (build_fold) or is in f->trailer. */
+static int port_send(struct droce_port *p, const struct droce_tx_frame *f, bool fold,
+		     uint32_t crc, uint64_t now)
+{
 	if (p->n_batch != 0 && now - p->batch_t0 >= p->drain_ns)
 		batch_send(p);
 	if (p->n_batch >= p->batch_cap) {
@@ -252,7 +313,9 @@ static int port_tx(void *link, const struct droce_tx_frame *f, uint64_t now)
 		}
 	}
 	uint32_t len = f->hdr_len + f->payload_len + f->trailer_len;
-	if (unlikely(len > p->frame_max || f->nseg > DROCE_TX_MAX_SEG)) {
+	if (unlikely(len > p->frame_max || f->nseg > DROCE_TX_MAX_SEG ||
+		     (fold && (f->trailer_len < DROCE_ICRC_LEN ||
+			       f->trailer_len > DROCE_ICRC_LEN + 3u)))) {
 		/* The engine was told the port's roce_mtu, so this is a bug
 		 * upstream. Refusing with -ENOBUFS would have it retry forever;
 		 * the frame is dropped and counted instead, and the transport's
@@ -260,18 +323,35 @@ static int port_tx(void *link, const struct droce_tx_frame *f, uint64_t now)
 		p->st.tx_too_long++;
 		return 0;
 	}
-	struct rte_mbuf *m = build_tx(p, f);
+	struct rte_mbuf *m = fold ? build_fold(p, f, crc) : build_tx(p, f);
 	if (m == NULL) {
 		batch_send(p); /* completions may return mbufs */
 		p->st.tx_nobufs++;
 		return -ENOBUFS;
 	}
-	if (unlikely(p->capture != NULL))
-		droce_capture_write_tx(p->capture, f, now);
+	if (unlikely(p->capture != NULL)) {
+		if (fold) /* the ICRC exists only in the mbuf */
+			droce_capture_write(p->capture, DROCE_CAPTURE_TX,
+					    rte_pktmbuf_mtod(m, const uint8_t *), len, now);
+		else
+			droce_capture_write_tx(p->capture, f, now);
+	}
+	if (p->tx_ip_csum)
+		tx_ip_offload(m, f);
 	batch_add(p, m, now);
 	if (p->n_batch >= p->burst)
 		batch_send(p);
 	return 0;
+}
+
+static int port_tx(void *link, const struct droce_tx_frame *f, uint64_t now)
+{
+	return port_send(link, f, false, 0, now);
+}
+
+static int port_tx_fold(void *link, const struct droce_tx_frame *f, uint32_t crc, uint64_t now)
+{
+	return port_send(link, f, true, crc, now);
 }
 
 static void port_tx_flush(void *link, uint64_t now)
@@ -445,9 +525,18 @@ static const struct droce_link_ops port_ops = {
 	.rx_release = port_rx_release,
 };
 
+/* Copy mode: the port copies every frame, so it folds the ICRC into that copy. */
+static const struct droce_link_ops port_copy_ops = {
+	.tx = port_tx,
+	.tx_flush = port_tx_flush,
+	.rx_burst = port_rx_burst,
+	.rx_release = port_rx_release,
+	.tx_fold = port_tx_fold,
+};
+
 struct droce_link droce_port_link(struct droce_port *p)
 {
-	struct droce_link l = {.ops = &port_ops, .priv = p};
+	struct droce_link l = {.ops = p->zc ? &port_ops : &port_copy_ops, .priv = p};
 	return l;
 }
 
@@ -507,7 +596,7 @@ int droce_port_get_stats(const struct droce_port *p, struct droce_port_stats *ou
 	if (p == NULL || out == NULL)
 		return -EINVAL;
 	*out = p->st;
-	out->zc_released = __atomic_load_n(&p->st.zc_released, __ATOMIC_RELAXED);
+	out->zc_released = p->st.zc_attached - zc_held(p);
 	if (p->arp != NULL)
 		droce_arp_get_stats(p->arp, &out->arp);
 	return 0;
@@ -539,8 +628,7 @@ static void queue_free(struct droce_port *p)
 	 * external-mbuf pool goes away (bounded: a PMD may hold mbufs). */
 	for (unsigned i = 0; p->zc && i < CLOSE_WAIT_MS; i++) {
 		batch_send(p);
-		if (p->n_batch == 0 &&
-		    __atomic_load_n(&p->st.zc_released, __ATOMIC_RELAXED) == p->st.zc_attached)
+		if (p->n_batch == 0 && zc_held(p) == 0)
 			break;
 		rte_eth_tx_done_cleanup(p->port_id, p->queue, 0);
 		rte_delay_us_sleep(1000);
@@ -599,6 +687,7 @@ static int queue_pools(struct droce_port *p, const struct droce_port_conf *c, in
 			RTE_ALIGN_CEIL(sizeof(struct zc_shinfo), RTE_MBUF_PRIV_ALIGN), 0, socket);
 		if (p->ext_pool == NULL)
 			return -ENOMEM;
+		rte_mempool_obj_iter(p->ext_pool, zc_shinfo_init, NULL);
 	}
 	p->info.rx_pool_n = n_rx;
 	p->info.tx_pool_n = n_tx;
@@ -625,6 +714,20 @@ static uint32_t roce_mtu_for(uint32_t frame_max)
 static bool mtu_is_nominal(const char *driver)
 {
 	return strcmp(driver, "net_memif") == 0 || strcmp(driver, "net_ring") == 0;
+}
+
+/*
+ * PMDs that copy every frame, segment by segment, into a ring of their own
+ * (DPDK 22.11's memif: rte_memcpy of each mbuf into the shared buffers).
+ * Attaching the payload there saves no copy; it only adds the external
+ * mbuf and a segment per frame to memif's loop and its free. So the port
+ * copies instead, into one mbuf, folding the ICRC into that copy
+ * (tx_fold): fewer instructions per frame and faster side by side
+ * (docs/benchmarks.md, "The bulk TX path over memif").
+ */
+static bool pmd_copies_tx(const char *driver)
+{
+	return strcmp(driver, "net_memif") == 0;
 }
 
 static int check_conf(const struct droce_port_conf *c)
@@ -746,7 +849,8 @@ int droce_port_open_queues(const struct droce_port_conf *conf, struct droce_port
 								     : conf->inline_threshold;
 		p->drain_ns = conf->drain_ns;
 		p->multi_seg = use_multi_seg;
-		p->zc = conf->zero_copy && use_multi_seg;
+		p->zc = conf->zero_copy && use_multi_seg &&
+			(conf->force_zero_copy || !pmd_copies_tx(di.driver_name));
 		p->seg_max = di.tx_desc_lim.nb_mtu_seg_max;
 		p->iova_va = rte_eal_iova_mode() == RTE_IOVA_VA;
 		p->rx_ip_csum = rx_csum;

@@ -24,12 +24,20 @@
  * TX: zero-copy for payload. A header mbuf (a copy of droce_tx_frame.hdr)
  * is chained with one mbuf per payload segment attached as an external
  * buffer (rte_pktmbuf_attach_extbuf; the registered memory is read by the
- * PMD and released through a shared info, kept in the external mbuf's private
- * area, whose free callback counts completions), then the trailer (pad +
- * ICRC) copied into the last
- * direct mbuf. Segments shorter than the inline threshold are copied, as is
- * the whole frame when its payload is that short or the PMD cannot send
- * chained mbufs (no RTE_ETH_TX_OFFLOAD_MULTI_SEGS). Frames are batched and
+ * PMD and released through a shared info kept in the external mbuf's private
+ * area; the mbufs back in their pool count the releases), then the trailer
+ * (pad + ICRC) copied into the last direct mbuf. Segments shorter than the
+ * inline threshold are copied, as is the whole frame when its payload is
+ * that short or the PMD cannot send chained mbufs (no
+ * RTE_ETH_TX_OFFLOAD_MULTI_SEGS).
+ *
+ * Copy mode (zero_copy off, or a PMD that copies every frame into its own
+ * ring anyway: memif): each frame is one direct mbuf; the link offers
+ * tx_fold(), so the context leaves the ICRC of payloads over 1 KB to the
+ * port, which folds it into its copy of the payload (droce_crc32_copy: one
+ * read of the registered memory instead of the ICRC's and the copy's).
+ *
+ * Frames are batched and
  * sent when the batch is full, when the engine calls tx_flush(), or when a
  * frame has waited drain_ns (the l2fwd timed drain).
  *
@@ -71,7 +79,11 @@ struct droce_port_conf {
 	uint32_t frame_max;        /**< largest frame to carry; sets the MTU */
 	uint32_t inline_threshold; /**< payload segments shorter than this are copied (<= 256) */
 	uint64_t drain_ns;         /**< a batched frame waits at most this long */
-	bool zero_copy;            /**< attach payload as external buffers (default true) */
+	bool zero_copy;            /**< attach payload as external buffers (default true),
+				        except on a PMD that copies every frame into its own
+				        ring (memif): there the port copies and folds the
+				        ICRC into that copy (droce_link_ops.tx_fold) */
+	bool force_zero_copy;      /**< attach on such a PMD too (tests of that path) */
 	bool force_multi_seg;      /**< trust the PMD with chained mbufs although it does not
 				        advertise RTE_ETH_TX_OFFLOAD_MULTI_SEGS (for a PMD known
 				        to pass chains intact) */
@@ -105,7 +117,8 @@ struct droce_port_stats {
 	uint64_t tx_ctrl;          /**< ARP and ICMP frames sent */
 	uint64_t tx_ctrl_drop;     /**< ARP/ICMP answers dropped for lack of room */
 	uint64_t zc_attached;      /**< external buffers attached */
-	uint64_t zc_released;      /**< ... and released by the PMD (free callback) */
+	uint64_t zc_released;      /**< ... and released by the PMD (their mbufs back in
+				        the pool; read when the stats are taken) */
 	struct droce_arp_stats arp;
 	struct droce_icmp_stats icmp;
 };

@@ -132,12 +132,17 @@ int droce_tp_xmit(struct droce_qp *qp, const struct droce_hdrs *h,
 	}
 	f.payload_len = h->payload_len;
 	unsigned pad = droce_pad_count(h->payload_len);
-	uint32_t crc = droce_icrc_tx(&ctx->icrc_seeds, ctx->scratch + l3, droce_build_l3_kind(h), hl - l3, f.seg, nseg,
-				     h->payload_len, pad);
+	/* A link that copies the payload anyway folds its ICRC into that copy
+	 * (droce_link_ops.tx_fold): here only the headers' part. */
+	const struct droce_link_ops *ops = ctx->link.ops;
+	bool fold = ops->tx_fold != NULL && h->payload_len > DROCE_ICRC_FAST_MAX;
+	uint32_t crc = droce_icrc_tx(&ctx->icrc_seeds, ctx->scratch + l3, droce_build_l3_kind(h), hl - l3, f.seg,
+				     fold ? 0 : nseg, fold ? 0 : h->payload_len, fold ? 0 : pad);
 	memset(f.trailer, 0, 4); /* the pad (0-3 bytes): a constant size, no libc call per frame */
-	droce_icrc_store(f.trailer + pad, crc);
+	if (!fold)
+		droce_icrc_store(f.trailer + pad, crc);
 	f.trailer_len = (uint8_t)(pad + DROCE_ICRC_LEN);
-	int rc = ctx->link.ops->tx(ctx->link.priv, &f, now);
+	int rc = fold ? ops->tx_fold(ctx->link.priv, &f, crc, now) : ops->tx(ctx->link.priv, &f, now);
 	if (rc)
 		return rc;
 	ctx->stats.tx_frames++;

@@ -128,6 +128,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	pc.port_id = 0;
+	/* this tool tests the zero-copy path, also on memif (where the port
+	 * would copy by default) */
+	pc.force_zero_copy = true;
 	struct droce_port *port = droce_port_open(&pc);
 	if (port == NULL) {
 		fprintf(stderr, "port_responder: port open: %s\n", strerror(errno));

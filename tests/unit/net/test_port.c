@@ -349,6 +349,8 @@ static void test_zero_copy_tx_bytes_and_release(void **state)
 				    rte_pktmbuf_mtod(s, uint8_t *) < payload + 4096);
 		}
 	assert_int_equal(ext, 2);
+	/* a zero-copy port does not copy: it leaves the ICRC to the context */
+	assert_null(fx.link.ops->tx_fold);
 	struct droce_port_stats st;
 	droce_port_get_stats(fx.port, &st);
 	assert_int_equal(st.zc_attached, 2);
@@ -544,9 +546,31 @@ static void test_copy_mode(void **state)
 	rte_pktmbuf_free(m);
 	/* the gratuitous ARP was switched off: nothing else was sent */
 	assert_int_equal(rte_ring_count(tx), 0);
+
+	/* tx_fold: the ICRC left to the port, which folds it into its copy
+	 * of the payload (4093 bytes: pad 3; three segments) from the running
+	 * ICRC over the headers: the same bytes as droce_build_frame's. */
+	assert_non_null(l.ops->tx_fold);
+	uint32_t plen = 4093;
+	flen = roce_frame(ref, sizeof(ref), 6, peer_mac, plen, payload, NULL);
+	size_t hdr_len = flen - plen - 3 - 4;
+	const uint32_t cuts2[2] = {1000, 3001};
+	tx_desc(&f, ref, flen, hdr_len, payload, plen, cuts2, 2);
+	memset(f.trailer, 0, sizeof(f.trailer));
+	assert_int_equal(f.trailer_len, 7);
+	uint32_t crc = droce_icrc_begin(ref + 14, DROCE_L3_IPV6, hdr_len - 14);
+	assert_int_equal(l.ops->tx_fold(l.priv, &f, crc, 1), 0);
+	l.ops->tx_flush(l.priv, 1);
+	assert_int_equal(rte_ring_dequeue(tx, &obj), 0);
+	m = obj;
+	assert_int_equal(m->nb_segs, 1);
+	assert_int_equal(m->pkt_len, flen);
+	assert_memory_equal(rte_pktmbuf_mtod(m, uint8_t *), ref, flen);
+	rte_pktmbuf_free(m);
+
 	struct droce_port_stats st;
 	droce_port_get_stats(port, &st);
-	assert_int_equal(st.tx_copied_frames, 1);
+	assert_int_equal(st.tx_copied_frames, 2);
 	assert_int_equal(st.tx_zc_frames, 0);
 	droce_port_close(port);
 	rte_ring_free(rx);

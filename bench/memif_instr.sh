@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Instructions per message of the write_bw SENDER over memif, which the
+# machine's load does not change: the client runs under valgrind's callgrind
+# (the server natively), counting only the transmit path: droce_tp_xmit
+# (headers, ICRC, the port's tx with memif's TX burst and the free of the
+# mbufs it sent) and the port's tx_flush. Polling, ACK processing and
+# start-up are left out: waiting on a peer that another job delays would
+# add spinning, not work. Two runs, (instructions of the N1 run - those of
+# the N0 run) / (N1 - N0). Under valgrind the CPU shows no AVX-512 and no
+# VPCLMULQDQ, so the ICRC is ISA-L's SSE path and droce_crc32_copy is
+# memcpy + that CRC: the figure counts the TX path's work (mbufs, segments,
+# memif's copy loop), not the vector CRC's speed.
+#   bench/memif_instr.sh SIDE [SIZE [N0 N1]]
+# SIDE: "[VAR=VALUE,...:]BINARY[@VDEVARGS]" (bench/memif_side.sh).
+# e.g. bench/memif_instr.sh build/apps/droce-perf/droce-perf 65536 200 1000
+set -euo pipefail
+if [ $# -lt 1 ]; then
+  sed -n 2,15p "$0" >&2
+  exit 2
+fi
+spec=$1 size=${2:-65536} n0=${3:-200} n1=${4:-1000}
+here=$(dirname "$0")
+. "$here/memif_side.sh"
+side_parse "$spec"
+tmp=$(mktemp -d)
+trap 'side_server_wait; rm -rf "$tmp"' EXIT
+port=$((30000 + $$ % 20000))
+
+run() { # N: prints "instructions retransmitted-packets"
+  local n=$1
+  port=$((port + 1))
+  local sock=$tmp/m$port.sock
+  # -u 20: a 4 s ACK timeout, so the slow (valgrind) sender retransmits nothing
+  local -a t=(write_bw -s "$size" -n "$n" -u 20 -p "$port")
+  side_server "$sock" "$tmp/srv.out" "${t[@]}"
+  side_args client "$sock" "${t[@]}"
+  timeout 600 env "${side_env[@]}" valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+    --toggle-collect=droce_tp_xmit --toggle-collect=port_tx_flush \
+    "$side_bin" -l 1 "${side_args[@]}" 127.0.0.1 >"$tmp/cli.out" 2>&1 || {
+    echo "client failed:" >&2
+    tail -20 "$tmp/cli.out" >&2
+    exit 1
+  }
+  side_server_wait
+  local ins rtx
+  ins=$(sed -n 's/.*Collected : \([0-9,]*\).*/\1/p' "$tmp/cli.out" | tr -d , | head -1)
+  rtx=$(sed -n 's/.*Counters: retransmits \([0-9]*\).*/\1/p' "$tmp/cli.out" | head -1)
+  echo "$ins ${rtx:-?}"
+}
+read -r i0 r0 < <(run "$n0")
+read -r i1 r1 < <(run "$n1")
+python3 - "$size" "$n0" "$n1" "$i0" "$i1" "$r0" "$r1" "$spec" <<'PY'
+import sys
+size, n0, n1, i0, i1 = map(int, sys.argv[1:6])
+r0, r1, spec = sys.argv[6:9]
+print("%s: %d B write_bw sender, transmit path: %.0f instructions/message (%.3f per byte) over %d messages; "
+      "retransmitted packets %s / %s" % (spec, size, (i1 - i0) / (n1 - n0),
+                                          (i1 - i0) / (n1 - n0) / size, n1 - n0, r0, r1))
+PY
