@@ -26,6 +26,7 @@
 #define DROCE_VERBS_DV_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -69,6 +70,17 @@ struct dv_config {
  */
 int dv_config_parse(struct dv_config *c, const char *(*get)(const char *name),
 		    char *err, unsigned errlen);
+
+/** @return true when the EAL arguments @p argv choose the lcores (-l, -c, --lcores). */
+bool dv_eal_names_cores(int argc, char *const *argv);
+/**
+ * The EAL argument that keeps EAL's main thread (the application's, which
+ * calls ibv_open_device) inside the CPUs it may run on: "--lcores=0@(a,b,...)"
+ * into @p buf. @p online: the CPUs the machine has.
+ * @return 1 written; 0 when @p set holds every CPU (nothing to keep);
+ *         -E2BIG when @p len is too small.
+ */
+int dv_lcores_arg(const cpu_set_t *set, long online, char *buf, size_t len);
 
 /** The IPv4-mapped GID (::ffff:a.b.c.d) of @p ip, and back. */
 void dv_gid_from_ip(const uint8_t ip[4], union ibv_gid *gid);

@@ -291,7 +291,7 @@ int dv_engine_start(struct dv_device *d)
 		char buf[sizeof(d->cfg.eal)], vdev[sizeof(d->cfg.port_arg) + 8];
 		char *v[DROCE_EAL_MAX_ARGS];
 		strcpy(buf, d->cfg.eal);
-		int n = split(buf, v, DROCE_EAL_MAX_ARGS - 4);
+		int n = split(buf, v, DROCE_EAL_MAX_ARGS - 5);
 		if (n < 0) {
 			fprintf(stderr, "droce: DROCE_EAL has too many arguments\n");
 			return E2BIG;
@@ -301,6 +301,16 @@ int dv_engine_start(struct dv_device *d)
 			loglevel |= !strncmp(v[i], "--log-level", 11);
 		if (!loglevel && !getenv("DROCE_EAL_VERBOSE"))
 			v[n++] = "--log-level=lib.eal:error";
+		/* A program its user pinned (taskset) stays pinned: EAL sets
+		 * its main thread's affinity, the calling thread's, and by
+		 * default (eal.h) to every CPU. The progress thread inherits
+		 * the result (or takes DROCE_LCORE). */
+		char lcores[1024];
+		cpu_set_t mine;
+		CPU_ZERO(&mine);
+		if (!dv_eal_names_cores(n, v) && !sched_getaffinity(0, sizeof(mine), &mine) &&
+		    dv_lcores_arg(&mine, sysconf(_SC_NPROCESSORS_ONLN), lcores, sizeof(lcores)) == 1)
+			v[n++] = lcores;
 		struct droce_eal_opts eo = {0};
 		if (!strcmp(d->cfg.port_kind, "memif")) {
 			eo.memif = d->cfg.port_arg;
