@@ -37,6 +37,7 @@
 #include <droce/droce.h>
 
 #include "verbs/link.h"
+#include "verbs/pace.h"
 
 struct droce_port;
 
@@ -138,6 +139,7 @@ struct dv_context {
 	bool comm_core;             /**< progress thread only; verbs calls do not poll */
 	bool have_thread;
 	pthread_t thread;
+	struct dv_pace pace;        /**< the progress thread's (pace.c); read after it ends */
 	uint64_t tsc0;
 	double ns_per_tsc;
 	struct dv_cq *cqs;          /**< every CQ (events scan the armed ones) */
