@@ -137,6 +137,7 @@ struct dv_context {
 	atomic_uint_fast64_t app_tsc; /**< when the application last took the lock */
 	atomic_uint n_qps;          /**< the progress thread idles while 0 */
 	bool comm_core;             /**< progress thread only; verbs calls do not poll */
+	bool app_pinned;            /**< the opener runs on one CPU, the progress thread there too */
 	bool have_thread;
 	pthread_t thread;
 	struct dv_pace pace;        /**< the progress thread's (pace.c); read after it ends */

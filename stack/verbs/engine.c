@@ -193,9 +193,14 @@ static void *progress_main(void *arg)
 		uint64_t away = (uint64_t)((double)(rte_get_tsc_cycles() -
 						    atomic_load_explicit(&c->app_tsc, memory_order_relaxed)) *
 					   c->ns_per_tsc);
-		if (dv_pace_app_drives(pace, away)) {
-			/* The application drives. ACKs it held for its next
-			 * request must still leave if it stopped calling (link.c). */
+		/* Inside a verbs call (a post or a poll that moves a window's
+		 * worth of frames can take tens of microseconds), or out of one
+		 * for less than the window: the application drives. */
+		bool in_call = atomic_load_explicit(&c->lock, memory_order_relaxed) ||
+			       atomic_load_explicit(&c->want, memory_order_relaxed);
+		if (in_call || dv_pace_app_drives(pace, away)) {
+			/* ACKs it held for its next request must still leave if
+			 * it stopped calling (link.c). */
 			uint64_t held = dv_link_held_since(&c->link);
 			bool flushed = false;
 			if (held && dv_now(c) - held >= c->link.hold_ns && try_take(c)) {
@@ -328,6 +333,12 @@ int dv_engine_open(struct dv_context *c)
 		return errno ? errno : ENOMEM;
 	c->port = d->port;
 	c->comm_core = d->cfg.comm_core >= 0;
+	/* Pinned by its user (taskset, or DROCE_EAL -l): poll_cq need not
+	 * yield (cq.c). The progress thread inherits the opener's CPU. */
+	cpu_set_t mine;
+	CPU_ZERO(&mine);
+	c->app_pinned = !sched_getaffinity(0, sizeof(mine), &mine) && CPU_COUNT(&mine) == 1 &&
+			(d->cfg.lcore < 0 || CPU_ISSET(d->cfg.lcore, &mine));
 	if (c->comm_core) {
 		int e = dv_comm_open(c);
 		if (e) {
