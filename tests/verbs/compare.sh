@@ -66,10 +66,11 @@ pair() {
   for try in 1 2 3; do
     s=(); c=(); seen=0
     for a in "$@"; do
-      a=${a//@SOCK@/$sock}; a=${a//@TCP@/$tcp}
+      a=${a//@SOCK@/$sock}; a=${a//@TCP@/$tcp}; a=${a//@JSON@/$work/c.json}
       if [ "$a" = "::" ]; then seen=1; continue; fi
       if [ $seen = 0 ]; then s+=("$a"); else c+=("$a"); fi
     done
+    rm -f "$work/c.json"
     timeout 120 "${s[@]}" >"$work/s.out" 2>&1 &
     local sp=$!
     wait_sock "$sock"
@@ -78,72 +79,89 @@ pair() {
     tcp=$((tcp + 1)); sock=$sock.$try
     if grep -q -E '^ *(8|65536) +[0-9]+ +[0-9.]+' "$work/c.out"; then
       cat "$work/c.out"
+      timeouts
       return
     fi
     echo "$(echo "${c[*]}" | grep -o -m1 -E '(ib_)?write_(bw|lat)' | head -1): no result (try $try):" \
-      "$(grep -h -i -m1 -E 'fail|error|couldn' "$work/c.out" "$work/s.out" | head -1)" >&2
+      "$(grep -h -i -E 'fail|error|couldn' "$work/c.out" "$work/s.out" | grep -v -m1 'mp action' | head -1)" >&2
   done
   echo "no result"
 }
-median() { sort -g | awk '{v[NR]=$1} END {if (!NR) print "nan"; else print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+# The client's retransmission timeouts (67 ms each at perftest's and
+# droce-perf's default -u 14: one in a run of a few hundred milliseconds
+# is most of the difference between two runs): droce-perf's --json, the
+# library's DROCE_VERBS_STATS line.
+timeouts() {
+  local t
+  if [ -s "$work/c.json" ]; then
+    t=$(grep -o '"timeout": [0-9]*' "$work/c.json" | head -1 | grep -o '[0-9]*$')
+  else
+    t=$(grep -o 'retransmits [0-9]* (timeout [0-9]*' "$work/c.out" | grep -o '[0-9]*$' | head -1)
+  fi
+  echo "TIMEOUTS ${t:--}"
+}
+export DROCE_VERBS_STATS=1
+median() { sort -g | awk '{v[NR]=$1} END {if (!NR) print "-"; else printf "%.2f\n", (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b}'; }
 
-# One measurement each: its figure(s) on stdout ("-" when none).
-m_dp_bw() {
-  # shellcheck disable=SC2046
-  pair $(dp s) write_bw --memif server,socket=@SOCK@ -s 65536 -n $nbw -p @TCP@ :: \
-       $(dp c) write_bw --memif client,socket=@SOCK@ -s 65536 -n $nbw -p @TCP@ 127.0.0.1 |
-    awk '$1==65536 {v=$4} END {print v ? v : "-"}'
-}
-m_ib_bw() { # LIBDIR
-  # shellcheck disable=SC2046
-  pair $(ib s "$1") --port memif:server,socket=@SOCK@ --ip 198.18.0.1 ib_write_bw -d droce0 -x 0 -s 65536 -n $nbw -p @TCP@ :: \
-       $(ib c "$1") --port memif:client,socket=@SOCK@ --ip 198.18.0.2 ib_write_bw -d droce0 -x 0 -s 65536 -n $nbw -p @TCP@ 127.0.0.1 |
-    awk '$1==65536 {v=$4} END {print v ? v : "-"}'
-}
-m_dp_lat() {
-  # shellcheck disable=SC2046
-  pair $(dp s) write_lat --memif server,socket=@SOCK@ -s 8 -n $nlat -p @TCP@ :: \
-       $(dp c) write_lat --memif client,socket=@SOCK@ -s 8 -n $nlat -p @TCP@ 127.0.0.1 |
-    awk '$1==8 {t=$5; a=$6} END {print t ? t " " a : "- -"}'
-}
-m_ib_lat() { # LIBDIR
-  # shellcheck disable=SC2046
-  pair $(ib s "$1") --port memif:server,socket=@SOCK@ --ip 198.18.0.1 ib_write_lat -d droce0 -x 0 -s 8 -n $nlat -p @TCP@ :: \
-       $(ib c "$1") --port memif:client,socket=@SOCK@ --ip 198.18.0.2 ib_write_lat -d droce0 -x 0 -s 8 -n $nlat -p @TCP@ 127.0.0.1 |
-    awk '$1==8 {t=$5; a=$6} END {print t ? t " " a : "- -"}'
+# One measurement: TOOL (dp | ib) TEST (bw | lat) [LIBDIR]. Prints the
+# figure(s) and the client's timeouts ("-" where none): bw "MB/s T",
+# lat "typical average T".
+m() {
+  local size=65536 n=$nbw s c
+  [ "$2" = lat ] && size=8 n=$nlat
+  if [ "$1" = dp ]; then
+    s="$(dp s) write_$2 --memif server,socket=@SOCK@"; c="$(dp c) write_$2 --memif client,socket=@SOCK@"
+    c="$c --json @JSON@"
+  else
+    s="$(ib s "$3") --port memif:server,socket=@SOCK@ --ip 198.18.0.1 ib_write_$2 -d droce0 -x 0"
+    c="$(ib c "$3") --port memif:client,socket=@SOCK@ --ip 198.18.0.2 ib_write_$2 -d droce0 -x 0"
+  fi
+  # shellcheck disable=SC2086
+  pair $s -s $size -n $n -p @TCP@ :: $c -s $size -n $n -p @TCP@ 127.0.0.1 |
+    awk -v size=$size '$1 == size {bw = $4; t = $5; a = $6} $1 == "TIMEOUTS" {o = $2}
+      END {o = o != "" ? o : "-"
+           if (size == 65536) print (bw ? bw : "-"), o; else print (t ? t " " a : "- -"), o}'
 }
 
 lib=$build/stack/verbs/lib
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)," \
   "$( [ "$pin" = 1 ] && echo "servers on CPU $scpu, clients on CPU $ccpu" || echo "not pinned")," \
   "write_bw -s 65536 -n $nbw, write_lat -s 8 -n $nlat"
-hdr="round | order | droce-perf bw MB/s | ib_write_bw MB/s | bw ratio | droce-perf lat typ/avg us | ib_write_lat typ/avg us | typ ratio | avg ratio"
-[ -n "$before" ] && hdr="$hdr | before: ib_write_bw | ib_write_lat typ/avg"
+hdr="round | order | droce-perf bw MB/s (timeouts) | ib_write_bw MB/s (timeouts) | bw ratio | droce-perf lat typ / avg us (timeouts) | ib_write_lat typ / avg us (timeouts) | typ ratio | avg ratio"
+[ -n "$before" ] && hdr="$hdr | before: ib_write_bw | before: ib_write_lat typ / avg"
 echo "$hdr"
 for r in $(seq "$rounds"); do
   if [ $((r % 2)) = 1 ]; then
-    order="dp,ib"; pb=$(m_dp_bw); ibw=$(m_ib_bw "$lib"); pl=$(m_dp_lat); il=$(m_ib_lat "$lib")
+    order="dp,ib"; pb=$(m dp bw); ibw=$(m ib bw "$lib"); pl=$(m dp lat); il=$(m ib lat "$lib")
   else
-    order="ib,dp"; ibw=$(m_ib_bw "$lib"); pb=$(m_dp_bw); il=$(m_ib_lat "$lib"); pl=$(m_dp_lat)
+    order="ib,dp"; ibw=$(m ib bw "$lib"); pb=$(m dp bw); il=$(m ib lat "$lib"); pl=$(m dp lat)
   fi
-  bb="-"; bl="- -"
-  if [ -n "$before" ]; then bb=$(m_ib_bw "$before"); bl=$(m_ib_lat "$before"); fi
-  set -- $pl; pt=$1 pa=$2; set -- $il; it=$1 ia=$2
-  echo "$r $pb $ibw $pt $pa $it $ia $bb $bl" >>"$work/rows"
-  row="$r | $order | $pb | $ibw | $(ratio "$ibw" "$pb") | $pt / $pa | $it / $ia | $(ratio "$it" "$pt") | $(ratio "$ia" "$pa")"
-  [ -n "$before" ] && row="$row | $bb | ${bl/ / / }"
-  echo "$row"
+  bb="- -"; bl="- - -"
+  if [ -n "$before" ]; then bb=$(m ib bw "$before"); bl=$(m ib lat "$before"); fi
+  # columns: 1 round, 2-3 dp bw/timeouts, 4-5 ib bw/t, 6-8 dp typ/avg/t,
+  # 9-11 ib typ/avg/t, 12-13 before bw/t, 14-16 before typ/avg/t
+  echo "$r $pb $ibw $pl $il $bb $bl" >>"$work/rows"
+  echo "$r $order $pb $ibw $pl $il $bb $bl" | awk -v before="$before" '
+    function q(a, b) { return (a == "-" || b == "-" || b == 0) ? "-" : sprintf("%.2f", a / b) }
+    { row = $1 " | " $2 " | " $3 " (" $4 ") | " $5 " (" $6 ") | " q($5, $3) " | " $7 " / " $8 " (" $9 ") | " \
+        $10 " / " $11 " (" $12 ") | " q($10, $7) " | " q($11, $8)
+      if (before != "") row = row " | " $13 " (" $14 ") | " $15 " / " $16 " (" $17 ")"
+      print row }'
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 col() { awk -v c="$1" '$c != "-" {print $c}' "$work/rows" | median; }
-rcol() { awk -v a="$1" -v b="$2" '$a != "-" && $b != "-" && $b > 0 {print $a / $b}' "$work/rows" | median; }
-printf 'median | | %s | %s | %s | %s / %s | %s / %s | %s | %s\n' "$(col 2)" "$(col 3)" \
-  "$(ratio "$(col 3)" "$(col 2)")" "$(col 4)" "$(col 5)" "$(col 6)" "$(col 7)" \
-  "$(ratio "$(col 6)" "$(col 4)")" "$(ratio "$(col 7)" "$(col 5)")"
-printf 'median of the per-round ratios: bw %.2f, lat typical %.2f, lat avg %.2f\n' \
-  "$(rcol 3 2)" "$(rcol 6 4)" "$(rcol 7 5)"
+# per-round ratios; CLEAN=1: only rounds where neither run had a timeout
+rcol() {
+  awk -v a="$1" -v b="$2" -v ta="$3" -v tb="$4" -v clean="${5:-0}" \
+    '$a != "-" && $b != "-" && $b > 0 && (!clean || ($ta == 0 && $tb == 0)) {print $a / $b}' "$work/rows" | median
+}
+printf 'median | | %s | %s | %s | %s / %s | %s / %s | %s | %s\n' "$(col 2)" "$(col 4)" \
+  "$(ratio "$(col 4)" "$(col 2)")" "$(col 6)" "$(col 7)" "$(col 9)" "$(col 10)" \
+  "$(ratio "$(col 9)" "$(col 6)")" "$(ratio "$(col 10)" "$(col 7)")"
+echo "median of the per-round ratios: bw $(rcol 4 2 5 3), lat typical $(rcol 9 6 11 8), lat avg $(rcol 10 7 11 8)"
+echo "the same over the rounds where neither run had a timeout: bw $(rcol 4 2 5 3 1), lat typical $(rcol 9 6 11 8 1), lat avg $(rcol 10 7 11 8 1)"
 if [ -n "$before" ]; then
-  echo "before ($before): ib_write_bw $(col 8) MB/s (ratio $(ratio "$(col 8)" "$(col 2)")), ib_write_lat typical $(col 9) us (ratio $(ratio "$(col 9)" "$(col 4)")), avg $(col 10) us"
+  echo "before ($before): ib_write_bw $(col 12) MB/s (ratio $(ratio "$(col 12)" "$(col 2)")), ib_write_lat typical $(col 14) us (ratio $(ratio "$(col 14)" "$(col 6)")), avg $(col 15) us"
 fi
 echo "targets (issue 9 item 6): bw ratio >= 0.9, lat typical ratio <= 1.1"
