@@ -134,7 +134,7 @@ struct dv_context {
 	atomic_int lock;
 	atomic_int want;
 	atomic_bool stop;
-	atomic_uint_fast64_t app_tsc; /**< when the application last took the lock */
+	atomic_uint_fast64_t app_tsc; /**< when the application last left a verbs call */
 	atomic_uint n_qps;          /**< the progress thread idles while 0 */
 	bool comm_core;             /**< progress thread only; verbs calls do not poll */
 	bool app_pinned;            /**< the opener runs on one CPU, the progress thread there too */
