@@ -347,7 +347,10 @@ DV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq *
 		/* Sleep on the channel: whoever raises the next event (the
 		 * progress thread, which takes over while we are away) bumps
 		 * the eventfd. Bounded, so that comm-core-less progress and a
-		 * raise that raced our scan cost at most one wait. */
+		 * raise that raced our scan cost at most one wait. Away from
+		 * now: the progress thread's next look steps in rather than
+		 * taking us for an application that drives (pace.c). */
+		dv_app_sleeps(c);
 		struct pollfd pfd = {.fd = channel->fd, .events = POLLIN};
 		(void)poll(&pfd, 1, 1);
 	}

@@ -160,6 +160,9 @@ static inline struct dv_context *dv_ctx(struct ibv_context *c)
 uint64_t dv_now(const struct dv_context *c);
 void dv_lock(struct dv_context *c);
 void dv_unlock(struct dv_context *c);
+/** The application is about to sleep outside the verbs calls (get_cq_event):
+ *  the progress thread may step in at its next look. */
+void dv_app_sleeps(struct dv_context *c);
 /** One poll iteration from a verbs call (nothing in comm-core mode). Lock held. */
 unsigned dv_poll_inline(struct dv_context *c);
 /** The same from poll_cq/get_cq_event: an ACK it produces may wait for the

@@ -72,6 +72,12 @@ void dv_unlock(struct dv_context *c)
 	atomic_store_explicit(&c->lock, 0, memory_order_release);
 }
 
+void dv_app_sleeps(struct dv_context *c)
+{
+	/* A stamp at the start of the clock: away for as long as it can be. */
+	atomic_store_explicit(&c->app_tsc, c->tsc0, memory_order_relaxed);
+}
+
 unsigned dv_poll_inline(struct dv_context *c)
 {
 	if (c->comm_core)
