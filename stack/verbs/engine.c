@@ -212,14 +212,18 @@ static void *progress_main(void *arg)
 		if (in_call || dv_pace_app_drives(pace, away)) {
 			/* ACKs it held for its next request must still leave if
 			 * it stopped calling (link.c). */
-			uint64_t held = dv_link_held_since(&c->link);
+			uint64_t held = dv_link_held_since(&c->link), now = dv_now(c), due_in = 0;
 			bool flushed = false;
-			if (held && dv_now(c) - held >= c->link.hold_ns && try_take(c)) {
-				flushed = dv_link_held_since(&c->link) != 0;
-				droce_ctx_poll(c->dctx, dv_now(c));
-				give_back(c);
+			if (held && now - held >= c->link.hold_ns) {
+				if (try_take(c)) {
+					flushed = dv_link_held_since(&c->link) != 0;
+					droce_ctx_poll(c->dctx, dv_now(c));
+					give_back(c);
+				}
+			} else if (held) {
+				due_in = held + c->link.hold_ns - now;
 			}
-			sleep_ns((long)dv_pace_driving(pace, away, flushed));
+			sleep_ns((long)dv_pace_driving(pace, away, flushed, due_in));
 			continue;
 		}
 		if (!try_take(c)) {

@@ -24,11 +24,13 @@
  * to PACE_DRIVE_NAP_MAX_NS (5,000 looks a second), for as long as every
  * look finds the application driving, and starts again from the window
  * when a look finds it gone (the thread steps in) or finds ACKs it held
- * past their time. The price is reaction time: an application that stops
- * calling after a long stretch of driving is noticed up to
+ * past their time; a look that sees ACKs held comes back when they are
+ * due (link.c's hold, 4 us). The price is reaction time: an application
+ * that stops calling after a long stretch of driving is noticed up to
  * PACE_DRIVE_NAP_MAX_NS later (the first WRITE of a bandwidth test, once;
  * a ping-pong reply that missed poll_cq, 0.02-0.09 % of ib_write_lat's
- * iterations on 2 loaded CPUs), and so is an ACK it left held.
+ * iterations on 2 loaded CPUs). get_cq_event() marks the application away
+ * before it sleeps (cq.c).
  *
  * Stepping in: busy polls follow each other, PACE_BUSY_STREAK at most
  * before a nap; an idle poll naps PACE_IDLE_NAP_NS (PACE_IDLE_LONG_NS after
@@ -47,7 +49,7 @@ void dv_pace_init(struct dv_pace *p)
 	*p = (struct dv_pace){.active_ns = PACE_ACTIVE_MIN_NS, .drive_nap_ns = PACE_ACTIVE_MIN_NS};
 }
 
-uint64_t dv_pace_driving(struct dv_pace *p, uint64_t away_ns, bool flushed)
+uint64_t dv_pace_driving(struct dv_pace *p, uint64_t away_ns, bool flushed, uint64_t due_in_ns)
 {
 	p->looks++;
 	if (flushed)
@@ -56,6 +58,13 @@ uint64_t dv_pace_driving(struct dv_pace *p, uint64_t away_ns, bool flushed)
 	/* Never before the window can have run out. */
 	if (away_ns < p->active_ns && p->active_ns - away_ns > nap)
 		nap = p->active_ns - away_ns;
+	/* ACKs held for a request leave in time if the application stops
+	 * calling: back when they are due. Most of the time the application
+	 * has sent them by then (a ping-pong holds one for about a
+	 * microsecond per round trip), so the look is not counted against the
+	 * nap, which neither grows nor shrinks. */
+	if (due_in_ns && due_in_ns < nap)
+		return due_in_ns;
 	p->drive_nap_ns = p->drive_nap_ns * 2 > PACE_DRIVE_NAP_MAX_NS ? PACE_DRIVE_NAP_MAX_NS
 								      : p->drive_nap_ns * 2;
 	return nap;

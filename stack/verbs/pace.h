@@ -50,9 +50,10 @@ static inline bool dv_pace_app_drives(const struct dv_pace *p, uint64_t away_ns)
 /**
  * The application drives. @p flushed: the progress thread had to send ACKs
  * the application held past their time (it stopped calling with ACKs
- * held). @return how long to nap before looking again (ns).
+ * held). @p due_in_ns: ACKs are held and due in that long (0: none held).
+ * @return how long to nap before looking again (ns).
  */
-uint64_t dv_pace_driving(struct dv_pace *p, uint64_t away_ns, bool flushed);
+uint64_t dv_pace_driving(struct dv_pace *p, uint64_t away_ns, bool flushed, uint64_t due_in_ns);
 
 /**
  * The progress thread stepped in and polled: @p n is what the poll did

@@ -25,12 +25,12 @@ static void test_driving_thins_out(void **state)
 	assert_false(dv_pace_app_drives(&p, PACE_ACTIVE_MIN_NS));
 	uint64_t want = PACE_ACTIVE_MIN_NS, total = 0;
 	for (int i = 0; i < 12; i++) {
-		uint64_t nap = dv_pace_driving(&p, 0, false);
+		uint64_t nap = dv_pace_driving(&p, 0, false, 0);
 		assert_int_equal(nap, want);
 		total += nap;
 		want = want * 2 > PACE_DRIVE_NAP_MAX_NS ? PACE_DRIVE_NAP_MAX_NS : want * 2;
 	}
-	assert_int_equal(dv_pace_driving(&p, 0, false), PACE_DRIVE_NAP_MAX_NS);
+	assert_int_equal(dv_pace_driving(&p, 0, false, 0), PACE_DRIVE_NAP_MAX_NS);
 	assert_int_equal(p.looks, 13);
 	/* The old pace looked every window: 5 us, here 200 us in the end. */
 	assert_true(total > 12 * PACE_ACTIVE_MIN_NS);
@@ -43,8 +43,8 @@ static void test_not_before_the_window(void **state)
 	dv_pace_init(&p);
 	p.active_ns = 80000; /* grown (a ping-pong, below) */
 	p.drive_nap_ns = PACE_ACTIVE_MIN_NS;
-	assert_int_equal(dv_pace_driving(&p, 30000, false), 50000);
-	assert_int_equal(dv_pace_driving(&p, 79000, false), 10000);
+	assert_int_equal(dv_pace_driving(&p, 30000, false, 0), 50000);
+	assert_int_equal(dv_pace_driving(&p, 79000, false, 0), 10000);
 }
 
 /* ACKs the application held past their time: it stopped calling, so look
@@ -54,10 +54,27 @@ static void test_flushed_resets(void **state)
 	struct dv_pace p;
 	dv_pace_init(&p);
 	for (int i = 0; i < 10; i++)
-		dv_pace_driving(&p, 0, false);
-	assert_int_equal(dv_pace_driving(&p, 0, false), PACE_DRIVE_NAP_MAX_NS);
-	assert_int_equal(dv_pace_driving(&p, 0, true), PACE_ACTIVE_MIN_NS);
-	assert_int_equal(dv_pace_driving(&p, 0, false), 2 * PACE_ACTIVE_MIN_NS);
+		dv_pace_driving(&p, 0, false, 0);
+	assert_int_equal(dv_pace_driving(&p, 0, false, 0), PACE_DRIVE_NAP_MAX_NS);
+	assert_int_equal(dv_pace_driving(&p, 0, true, 0), PACE_ACTIVE_MIN_NS);
+	assert_int_equal(dv_pace_driving(&p, 0, false, 0), 2 * PACE_ACTIVE_MIN_NS);
+}
+
+/* ACKs held: back when they are due, and the nap keeps its length. */
+static void test_held_acks(void **state)
+{
+	struct dv_pace p;
+	dv_pace_init(&p);
+	for (int i = 0; i < 10; i++)
+		dv_pace_driving(&p, 0, false, 0);
+	assert_int_equal(dv_pace_driving(&p, 0, false, 3000), 3000);
+	assert_int_equal(dv_pace_driving(&p, 0, false, HOLD), HOLD);
+	assert_int_equal(p.drive_nap_ns, PACE_DRIVE_NAP_MAX_NS);
+	/* Due later than the nap: the nap. */
+	dv_pace_init(&p);
+	assert_int_equal(dv_pace_driving(&p, 0, false, 9000), PACE_ACTIVE_MIN_NS);
+	assert_int_equal(dv_pace_driving(&p, 0, false, 3000), 3000);
+	assert_int_equal(p.drive_nap_ns, 2 * PACE_ACTIVE_MIN_NS);
 }
 
 /* Stepping in (the application is away) resets the nap it takes the next
@@ -67,9 +84,9 @@ static void test_stepping_in_resets(void **state)
 	struct dv_pace p;
 	dv_pace_init(&p);
 	for (int i = 0; i < 10; i++)
-		dv_pace_driving(&p, 0, false);
+		dv_pace_driving(&p, 0, false, 0);
 	assert_int_equal(dv_pace_stepped_in(&p, 1, false, false, HOLD), 0);
-	assert_int_equal(dv_pace_driving(&p, 0, false), PACE_ACTIVE_MIN_NS);
+	assert_int_equal(dv_pace_driving(&p, 0, false, 0), PACE_ACTIVE_MIN_NS);
 	assert_int_equal(p.polls, 1);
 	assert_int_equal(p.busy_polls, 1);
 }
@@ -127,6 +144,7 @@ int main(void)
 		cmocka_unit_test(test_driving_thins_out),
 		cmocka_unit_test(test_not_before_the_window),
 		cmocka_unit_test(test_flushed_resets),
+		cmocka_unit_test(test_held_acks),
 		cmocka_unit_test(test_stepping_in_resets),
 		cmocka_unit_test(test_busy_streak),
 		cmocka_unit_test(test_idle),
