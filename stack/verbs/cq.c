@@ -35,6 +35,11 @@
  * spinner. With no one else runnable the yield returns at once. On 2 cores
  * at load 14-16, 5 alternated runs, medians: ib_write_lat 8 B typical
  * 49.5 us without, 5.5 us with; ib_write_bw 64 KB 299 -> 776 MB/s.
+ * A program pinned to one CPU (taskset -c N, with the progress thread
+ * there too) does not yield: it has placed itself, its peer is not queued
+ * behind it, and its own progress thread preempts it on waking (the short
+ * slice, engine.c); a yield would only hand the CPU to whatever else runs
+ * there, a time slice at a time.
  */
 #define POLL_YIELD_AFTER 64u
 
@@ -164,7 +169,7 @@ int dv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 				got += r;
 		}
 	}
-	bool yield = dv_poll_idle(cq, got);
+	bool yield = dv_poll_idle(cq, got) && !c->app_pinned;
 	dv_unlock(c);
 	if (yield)
 		sched_yield();
@@ -342,7 +347,10 @@ DV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq *
 		/* Sleep on the channel: whoever raises the next event (the
 		 * progress thread, which takes over while we are away) bumps
 		 * the eventfd. Bounded, so that comm-core-less progress and a
-		 * raise that raced our scan cost at most one wait. */
+		 * raise that raced our scan cost at most one wait. Away from
+		 * now: the progress thread's next look steps in rather than
+		 * taking us for an application that drives (pace.c). */
+		dv_app_sleeps(c);
 		struct pollfd pfd = {.fd = channel->fd, .events = POLLIN};
 		(void)poll(&pfd, 1, 1);
 	}

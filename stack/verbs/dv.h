@@ -26,6 +26,7 @@
 #define DROCE_VERBS_DV_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -36,6 +37,7 @@
 #include <droce/droce.h>
 
 #include "verbs/link.h"
+#include "verbs/pace.h"
 
 struct droce_port;
 
@@ -69,6 +71,17 @@ struct dv_config {
  */
 int dv_config_parse(struct dv_config *c, const char *(*get)(const char *name),
 		    char *err, unsigned errlen);
+
+/** @return true when the EAL arguments @p argv choose the lcores (-l, -c, --lcores). */
+bool dv_eal_names_cores(int argc, char *const *argv);
+/**
+ * The EAL argument that keeps EAL's main thread (the application's, which
+ * calls ibv_open_device) inside the CPUs it may run on: "--lcores=0@(a,b,...)"
+ * into @p buf. @p online: the CPUs the machine has.
+ * @return 1 written; 0 when @p set holds every CPU (nothing to keep);
+ *         -E2BIG when @p len is too small.
+ */
+int dv_lcores_arg(const cpu_set_t *set, long online, char *buf, size_t len);
 
 /** The IPv4-mapped GID (::ffff:a.b.c.d) of @p ip, and back. */
 void dv_gid_from_ip(const uint8_t ip[4], union ibv_gid *gid);
@@ -121,11 +134,13 @@ struct dv_context {
 	atomic_int lock;
 	atomic_int want;
 	atomic_bool stop;
-	atomic_uint_fast64_t app_tsc; /**< when the application last took the lock */
+	atomic_uint_fast64_t app_tsc; /**< when the application last left a verbs call */
 	atomic_uint n_qps;          /**< the progress thread idles while 0 */
 	bool comm_core;             /**< progress thread only; verbs calls do not poll */
+	bool app_pinned;            /**< the opener runs on one CPU, the progress thread there too */
 	bool have_thread;
 	pthread_t thread;
+	struct dv_pace pace;        /**< the progress thread's (pace.c); read after it ends */
 	uint64_t tsc0;
 	double ns_per_tsc;
 	struct dv_cq *cqs;          /**< every CQ (events scan the armed ones) */
@@ -145,6 +160,9 @@ static inline struct dv_context *dv_ctx(struct ibv_context *c)
 uint64_t dv_now(const struct dv_context *c);
 void dv_lock(struct dv_context *c);
 void dv_unlock(struct dv_context *c);
+/** The application is about to sleep outside the verbs calls (get_cq_event):
+ *  the progress thread may step in at its next look. */
+void dv_app_sleeps(struct dv_context *c);
 /** One poll iteration from a verbs call (nothing in comm-core mode). Lock held. */
 unsigned dv_poll_inline(struct dv_context *c);
 /** The same from poll_cq/get_cq_event: an ACK it produces may wait for the

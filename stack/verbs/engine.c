@@ -24,34 +24,12 @@
 
 #include "net/eal.h"
 #include "net/port.h"
+#include "verbs/pace.h"
 
-/* The progress thread's nap after an idle poll, and after IDLE_LONG idle
- * polls in a row (a quiet link, ~1 s), a longer one. */
-#define IDLE_NAP_NS 10000
-#define IDLE_LONG 100000u
-#define IDLE_LONG_NS 200000
-/* Busy polls in a row before a nap all the same: a stream never keeps
- * the CPU from the application for long. */
-#define BUSY_STREAK 64u
 /* DROCE_COMM_CORE: idle polls before the comm core naps too. */
 #define COMM_IDLE_SPIN 1000u
 /* Spins on a held lock before yielding the CPU instead. */
 #define LOCK_SPINS 2000u
-/* The progress thread leaves the context to an application that entered a
- * verbs call this recently: one in a poll_cq loop drives the engine itself,
- * and two pollers per process would only fight over the lock and the CPUs.
- * The window adapts: it starts at APP_ACTIVE_MIN_NS and doubles, up to
- * APP_ACTIVE_MAX_NS, each time the progress thread steps in while the
- * application is away and finds nothing to do (a ping-pong whose replies
- * all arrive inside poll_cq, link.c); it drops back to the minimum as soon
- * as stepping in finds work (a program that waits on memory for a peer's
- * WRITE, or one whose peer does not hold its ACKs). */
-#define APP_ACTIVE_MIN_NS 5000u
-#define APP_ACTIVE_MAX_NS 100000u
-/* An application that left a verbs call this recently is still around
- * (spinning on memory for the peer's WRITE, ib_write_lat): ACKs the
- * progress thread produces may wait for its next request as well. */
-#define APP_RECENT_NS 50000u
 /* Shutdown: how long queued frames may take to leave, and how long we stay
  * silent before the port can go away (docs/usage.md: a memif peer still
  * polling when we disconnect can crash in DPDK 22.11). */
@@ -65,6 +43,11 @@ uint64_t dv_now(const struct dv_context *c)
 
 void dv_lock(struct dv_context *c)
 {
+	/* Uncontended (the common case: the application alone), one atomic
+	 * exchange; only a caller that finds the lock taken announces itself
+	 * so that the progress thread steps aside. */
+	if (!atomic_exchange_explicit(&c->lock, 1, memory_order_acquire))
+		return;
 	atomic_fetch_add_explicit(&c->want, 1, memory_order_relaxed);
 	unsigned spins = 0;
 	while (atomic_exchange_explicit(&c->lock, 1, memory_order_acquire))
@@ -78,15 +61,21 @@ void dv_lock(struct dv_context *c)
 				sched_yield();
 		}
 	atomic_fetch_sub_explicit(&c->want, 1, memory_order_relaxed);
-	atomic_store_explicit(&c->app_tsc, rte_get_tsc_cycles(), memory_order_relaxed);
 }
 
 void dv_unlock(struct dv_context *c)
 {
-	/* On the way out too: a long poll is the application driving, and
-	 * the progress thread measures its absence from the last exit. */
+	/* The progress thread measures the application's absence from its
+	 * last exit; while it holds the lock it drives anyway (progress_main),
+	 * so the way in needs no stamp. */
 	atomic_store_explicit(&c->app_tsc, rte_get_tsc_cycles(), memory_order_relaxed);
 	atomic_store_explicit(&c->lock, 0, memory_order_release);
+}
+
+void dv_app_sleeps(struct dv_context *c)
+{
+	/* A stamp at the start of the clock: away for as long as it can be. */
+	atomic_store_explicit(&c->app_tsc, c->tsc0, memory_order_relaxed);
 }
 
 unsigned dv_poll_inline(struct dv_context *c)
@@ -163,7 +152,7 @@ static void comm_core_loop(struct dv_context *c)
 	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
 		bool qps = atomic_load_explicit(&c->n_qps, memory_order_relaxed);
 		if (!try_take(c)) {
-			sleep_ns(IDLE_NAP_NS);
+			sleep_ns(PACE_IDLE_NAP_NS);
 			continue;
 		}
 		unsigned n = (qps ? droce_comm_poll(c->comm, dv_now(c))
@@ -176,7 +165,7 @@ static void comm_core_loop(struct dv_context *c)
 		}
 		idle = n ? 0 : idle + 1;
 		if (idle >= COMM_IDLE_SPIN)
-			sleep_ns(IDLE_NAP_NS);
+			sleep_ns(PACE_IDLE_NAP_NS);
 	}
 }
 
@@ -198,8 +187,8 @@ static void *progress_main(void *arg)
 		rte_thread_unregister();
 		return NULL;
 	}
-	unsigned idle = 0, busy = 0;
-	uint64_t active_ns = APP_ACTIVE_MIN_NS;
+	struct dv_pace *pace = &c->pace;
+	dv_pace_init(pace);
 	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
 		if (!atomic_load_explicit(&c->n_qps, memory_order_relaxed)) {
 			/* No QP yet: still answer the port's ARP requests now and
@@ -215,59 +204,44 @@ static void *progress_main(void *arg)
 		uint64_t away = (uint64_t)((double)(rte_get_tsc_cycles() -
 						    atomic_load_explicit(&c->app_tsc, memory_order_relaxed)) *
 					   c->ns_per_tsc);
-		if (away < active_ns) {
-			/* The application drives. ACKs it holds for its next
-			 * request must still leave in time (link.c). */
-			uint64_t held = dv_link_held_since(&c->link);
-			if (!held) {
-				sleep_ns((long)(active_ns - away));
-				continue;
+		/* Inside a verbs call (a post or a poll that moves a window's
+		 * worth of frames can take tens of microseconds), or out of one
+		 * for less than the window: the application drives. */
+		bool in_call = atomic_load_explicit(&c->lock, memory_order_relaxed) ||
+			       atomic_load_explicit(&c->want, memory_order_relaxed);
+		if (in_call || dv_pace_app_drives(pace, away)) {
+			/* ACKs it held for its next request must still leave if
+			 * it stopped calling (link.c). */
+			uint64_t held = dv_link_held_since(&c->link), now = dv_now(c), due_in = 0;
+			bool flushed = false;
+			if (held && now - held >= c->link.hold_ns) {
+				if (try_take(c)) {
+					flushed = dv_link_held_since(&c->link) != 0;
+					droce_ctx_poll(c->dctx, dv_now(c));
+					give_back(c);
+				}
+			} else if (held) {
+				due_in = held + c->link.hold_ns - now;
 			}
-			if (dv_now(c) - held >= c->link.hold_ns && try_take(c)) {
-				droce_ctx_poll(c->dctx, dv_now(c));
-				give_back(c);
-			}
-			sleep_ns((long)c->link.hold_ns);
+			sleep_ns((long)dv_pace_driving(pace, away, flushed, due_in));
 			continue;
 		}
 		if (!try_take(c)) {
 			/* The application has it or wants it: get out of its way
 			 * (it may be waiting for this very CPU). */
-			sleep_ns(IDLE_NAP_NS);
+			sleep_ns(PACE_IDLE_NAP_NS);
 			continue;
 		}
-		bool recent = away < APP_RECENT_NS;
+		bool recent = away < PACE_RECENT_NS;
 		dv_link_app_polling(&c->link, recent);
 		unsigned n = droce_ctx_poll(c->dctx, dv_now(c));
 		dv_link_app_polling(&c->link, false);
 		n += dv_scan_armed(c);
 		give_back(c);
-		if (recent)
-			active_ns = n ? APP_ACTIVE_MIN_NS
-				      : (active_ns * 2 > APP_ACTIVE_MAX_NS ? APP_ACTIVE_MAX_NS : active_ns * 2);
-		if (n) {
-			idle = 0;
-			if (++busy < BUSY_STREAK)
-				continue;
-			busy = 0;
-			sleep_ns(IDLE_NAP_NS);
-			continue;
-		}
-		busy = 0;
-		if (dv_link_held_since(&c->link)) {
-			/* ACKs held for the application's next request: back
-			 * when they are due. */
-			sleep_ns((long)c->link.hold_ns);
-			continue;
-		}
-		/* Nothing to do: nap rather than spin. A thread that mostly
-		 * sleeps has used less than its share of the CPU, so when it
-		 * wakes the scheduler lets it in at once (EEVDF lag), even
-		 * while the application spins on memory on the same CPU
-		 * (ib_write_lat); a spinning one has used its share and waits
-		 * for the application's time slice to end (ms). Measured on 2
-		 * cores: 2 us naps, typical 5 ms; 10 us naps, ~20-40 us. */
-		sleep_ns(++idle >= IDLE_LONG ? IDLE_LONG_NS : IDLE_NAP_NS);
+		uint64_t nap = dv_pace_stepped_in(pace, n, recent, dv_link_held_since(&c->link) != 0,
+						  c->link.hold_ns);
+		if (nap)
+			sleep_ns((long)nap);
 	}
 	rte_thread_unregister();
 	return NULL;
@@ -291,7 +265,7 @@ int dv_engine_start(struct dv_device *d)
 		char buf[sizeof(d->cfg.eal)], vdev[sizeof(d->cfg.port_arg) + 8];
 		char *v[DROCE_EAL_MAX_ARGS];
 		strcpy(buf, d->cfg.eal);
-		int n = split(buf, v, DROCE_EAL_MAX_ARGS - 4);
+		int n = split(buf, v, DROCE_EAL_MAX_ARGS - 5);
 		if (n < 0) {
 			fprintf(stderr, "droce: DROCE_EAL has too many arguments\n");
 			return E2BIG;
@@ -301,6 +275,16 @@ int dv_engine_start(struct dv_device *d)
 			loglevel |= !strncmp(v[i], "--log-level", 11);
 		if (!loglevel && !getenv("DROCE_EAL_VERBOSE"))
 			v[n++] = "--log-level=lib.eal:error";
+		/* A program its user pinned (taskset) stays pinned: EAL sets
+		 * its main thread's affinity, the calling thread's, and by
+		 * default (eal.h) to every CPU. The progress thread inherits
+		 * the result (or takes DROCE_LCORE). */
+		char lcores[1024];
+		cpu_set_t mine;
+		CPU_ZERO(&mine);
+		if (!dv_eal_names_cores(n, v) && !sched_getaffinity(0, sizeof(mine), &mine) &&
+		    dv_lcores_arg(&mine, sysconf(_SC_NPROCESSORS_ONLN), lcores, sizeof(lcores)) == 1)
+			v[n++] = lcores;
 		struct droce_eal_opts eo = {0};
 		if (!strcmp(d->cfg.port_kind, "memif")) {
 			eo.memif = d->cfg.port_arg;
@@ -364,6 +348,12 @@ int dv_engine_open(struct dv_context *c)
 		return errno ? errno : ENOMEM;
 	c->port = d->port;
 	c->comm_core = d->cfg.comm_core >= 0;
+	/* Pinned by its user (taskset, or DROCE_EAL -l): poll_cq need not
+	 * yield (cq.c). The progress thread inherits the opener's CPU. */
+	cpu_set_t mine;
+	CPU_ZERO(&mine);
+	c->app_pinned = !sched_getaffinity(0, sizeof(mine), &mine) && CPU_COUNT(&mine) == 1 &&
+			(d->cfg.lcore < 0 || CPU_ISSET(d->cfg.lcore, &mine));
 	if (c->comm_core) {
 		int e = dv_comm_open(c);
 		if (e) {
@@ -416,6 +406,11 @@ static void print_drops(const struct dv_context *c)
 	fprintf(stderr, "droce: ACKs held for a request: %llu left with one, %llu alone (%llu polls held)\n",
 		(unsigned long long)c->link.piggybacked, (unsigned long long)c->link.expired,
 		(unsigned long long)c->link.held_polls);
+	if (!c->comm)
+		fprintf(stderr, "droce: progress thread: %llu looks while the application drove, "
+			"%llu polls while it was away (%llu found work)\n",
+			(unsigned long long)c->pace.looks, (unsigned long long)c->pace.polls,
+			(unsigned long long)c->pace.busy_polls);
 }
 
 void dv_engine_close(struct dv_context *c)

@@ -9,6 +9,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,4 +104,36 @@ int dv_ip_from_gid(const union ibv_gid *gid, uint8_t ip[4])
 		return -EINVAL;
 	memcpy(ip, &gid->raw[12], 4);
 	return 0;
+}
+
+bool dv_eal_names_cores(int argc, char *const *argv)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		/* "-l 0", "-l0", "-c 0x3", "--lcores=..." / "--lcores ..." */
+		if (!strncmp(a, "-l", 2) || !strncmp(a, "-c", 2) ||
+		    (!strncmp(a, "--lcores", 8) && (a[8] == '\0' || a[8] == '=')))
+			return true;
+	}
+	return false;
+}
+
+int dv_lcores_arg(const cpu_set_t *set, long online, char *buf, size_t len)
+{
+	int n = CPU_COUNT(set);
+	if (n == 0 || n >= online)
+		return 0;
+	size_t o = (size_t)snprintf(buf, len, "--lcores=0@(");
+	bool first = true;
+	for (int cpu = 0; cpu < CPU_SETSIZE && o < len; cpu++) {
+		if (!CPU_ISSET(cpu, set))
+			continue;
+		o += (size_t)snprintf(buf + o, len - o, "%s%d", first ? "" : ",", cpu);
+		first = false;
+	}
+	if (o + 2 > len)
+		return -E2BIG;
+	buf[o++] = ')';
+	buf[o] = '\0';
+	return 1;
 }

@@ -94,6 +94,35 @@ static void test_gid(void **state)
 	assert_int_equal(dv_ip_from_gid(&g, back), -EINVAL);
 }
 
+static void test_lcores(void **state)
+{
+	cpu_set_t s;
+	char buf[64];
+	CPU_ZERO(&s);
+	CPU_SET(1, &s);
+	assert_int_equal(dv_lcores_arg(&s, 2, buf, sizeof(buf)), 1);
+	assert_string_equal(buf, "--lcores=0@(1)");
+	CPU_SET(0, &s);
+	/* Every CPU: nothing to keep, EAL's default stands. */
+	assert_int_equal(dv_lcores_arg(&s, 2, buf, sizeof(buf)), 0);
+	CPU_SET(5, &s);
+	assert_int_equal(dv_lcores_arg(&s, 8, buf, sizeof(buf)), 1);
+	assert_string_equal(buf, "--lcores=0@(0,1,5)");
+	assert_int_equal(dv_lcores_arg(&s, 8, buf, 16), -E2BIG);
+	CPU_ZERO(&s);
+	assert_int_equal(dv_lcores_arg(&s, 8, buf, sizeof(buf)), 0);
+
+	char *a[] = {"--log-level=8", "-m", "64"};
+	assert_false(dv_eal_names_cores(3, a));
+	char *b[] = {"-m", "64", "-l", "3"}, *c[] = {"-l2"}, *d[] = {"-c", "0x3"},
+	     *e[] = {"--lcores=0@1"}, *f[] = {"--lcoresx"};
+	assert_true(dv_eal_names_cores(4, b));
+	assert_true(dv_eal_names_cores(1, c));
+	assert_true(dv_eal_names_cores(2, d));
+	assert_true(dv_eal_names_cores(1, e));
+	assert_false(dv_eal_names_cores(1, f));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -101,6 +130,7 @@ int main(void)
 		cmocka_unit_test(test_kinds),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_gid),
+		cmocka_unit_test(test_lcores),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
