@@ -150,7 +150,7 @@ class Run:
 
     def memif_lat(self):
         """The bare memif link's ping-pong (no RoCE): the floor under write_lat."""
-        tool = os.path.join(self.build, "bench/link/droce-bench-memif-lat")
+        tool = os.path.join(self.build, "bench/memif/droce-bench-memif-lat")
         if not os.path.exists(tool):
             self.log.append("FAILED: %s not built" % tool)
             return None
