@@ -72,6 +72,14 @@ if [ "$mode" = loss ]; then
   # limit 10000: netem's default queue of 1000 packets tail-drops a burst
   # of 16 x 64 KB messages, which is loss far above the 2% asked for.
   netem="netem limit 10000 loss 2% delay 1ms reorder 25% 50%"
+  # droce's MAC as a permanent neighbour of the guest: rxe resolves it when
+  # its QP goes to RTR, and an ARP request or reply netem drops made that
+  # modify_qp fail with ETIMEDOUT (2 of 36 loss runs; the clean runs still
+  # resolve it by ARP, which droce answers).
+  mac=$(ns cat "/sys/class/net/$DROCE_IF/address") ||
+    { echo "FAIL: no MAC of $DROCE_IF"; exit 1; }
+  guest "ip neigh replace $DROCE_IP lladdr $mac dev eth0 nud permanent" ||
+    { echo "FAIL: neighbour entry in the guest"; exit 1; }
   guest "tc qdisc add dev eth0 root $netem && modprobe ifb numifbs=0 && ip link add ifb0 type ifb &&
          ip link set ifb0 up && tc qdisc add dev ifb0 root $netem &&
          tc qdisc add dev eth0 handle ffff: ingress &&
