@@ -19,17 +19,8 @@ set -u
 vm=$(readlink -f "$1") perf=$(readlink -f "$2") dump=$(readlink -f "$3") replay=$(readlink -f "$4")
 test=$5 sizes=$6 mode=${7:-clean}
 here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d /tmp/droce-interop-XXXXXX)
-pids=()
-fails=0 pend=0
-stop_pid() { # TERM, then KILL after 5 s; reaps it
-  kill -TERM "$1" 2>/dev/null || { wait "$1" 2>/dev/null; return 0; }
-  for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL "$1" 2>/dev/null
-  wait "$1" 2>/dev/null
-  return 0
-}
-cleanup() {
+. "$here/lib.sh" interop
+cleanup() { # lib.sh's, keeping what a failed or pending case leaves
   for p in "${pids[@]}"; do stop_pid "$p"; done
   "$vm" down "$work/vm"
   # A failed or pending case keeps its captures and outputs for the report.
@@ -41,13 +32,8 @@ cleanup() {
   fi
   rm -rf "$work"
 }
-trap cleanup EXIT
-trap "exit 143" TERM INT
 
-"$vm" up "$work/vm" 1
-rc=$?
-[ $rc = 0 ] || exit $rc
-. "$work/vm/env"
+guest_up
 ns() { ip netns exec "$NS" "$@"; }
 guest() { "$vm" run "$work/vm" 0 "$@"; }
 

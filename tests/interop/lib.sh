@@ -1,4 +1,4 @@
-# Sourced by the interop tests that run tools on both ends (perftest.sh,
+# Sourced by the interop tests (interop.sh, perftest.sh,
 # rdmacm.sh): a work directory, the processes they start (pids) and the
 # guest, all gone on exit, within bounded time, by PID.
 #   . lib.sh NAME     (after setting vm)
