@@ -18,7 +18,7 @@
  *    gave -l, -c or --lcores);
  *  - `--no-pci`: for vdev-only runs (a shortcut or a --vdev given and no
  *    -a/--allow/-b/--block);
- *  - `--vdev=net_memif0,role=R,socket=PATH,bsize=4352,rsize=8` for --memif,
+ *  - `--vdev=net_memif0,role=R,socket=PATH,bsize=8192` for --memif,
  *    `--vdev=net_af_packet0,iface=IF,...` for --iface.
  *
  * Building the vector needs no EAL (unit-tested); droce_eal_init() runs it.
@@ -31,9 +31,7 @@
 /** Default memif control socket (DPDK's own default, /run/memif.sock, needs root). */
 #define DROCE_EAL_MEMIF_SOCKET "/tmp/droce-memif.sock"
 /** memif packet buffer size: one buffer holds a jumbo RoCE frame (see eal_args.c). */
-#define DROCE_EAL_MEMIF_BSIZE 4352u
-/** memif ring size, log2: 256 buffers a direction (see eal_args.c). */
-#define DROCE_EAL_MEMIF_RSIZE 8u
+#define DROCE_EAL_MEMIF_BSIZE 8192u
 /** EAL memory (MB) requested with --no-huge. */
 #define DROCE_EAL_NO_HUGE_MB 256
 #define DROCE_EAL_MAX_ARGS 64

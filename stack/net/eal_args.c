@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* EAL argument construction; no DPDK needed (see eal.h). */
 #include "net/eal.h"
-#include "net/port.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -99,8 +98,6 @@ static int push_fmt(struct droce_eal_argv *a, const char *fmt, ...)
 	return 0;
 }
 
-_Static_assert(DROCE_EAL_MEMIF_BSIZE >= DROCE_PORT_JUMBO_FRAME, "a memif buffer holds a frame");
-
 /* "server" | "client", then optionally ",socket=PATH". */
 static int memif_vdev(struct droce_eal_argv *a, const char *spec, unsigned queues)
 {
@@ -121,18 +118,14 @@ static int memif_vdev(struct droce_eal_argv *a, const char *spec, unsigned queue
 		sock = comma + 8;
 	}
 	/* The number of queue pairs is what the application configures; the
-	 * peer must configure the same. Buffers of 4352 bytes: the largest
-	 * frame (DROCE_PORT_JUMBO_FRAME, 4224) fits one. With the default 2 KB
-	 * buffers frames are chained over several descriptors, and DPDK
-	 * 22.11's memif TX then overruns a nearly full ring (it counts a
-	 * packet's first descriptor as free without checking: the peer
-	 * receives split frames). 256 of them a ring (rsize=8): 1.1 MB a
-	 * direction instead of the 8 MB of 1024 x 8192, whose used first
-	 * halves also all fell on the same cache sets; faster side by side
-	 * (docs/benchmarks.md, "The bulk TX path over memif"). */
+	 * peer must configure the same. 8 KB buffers: a 4 KB RoCE frame fits
+	 * one. With the default 2 KB buffers frames are chained over several
+	 * descriptors, and DPDK 22.11's memif TX then overruns a nearly full
+	 * ring (it counts a packet's first descriptor as free without checking:
+	 * the peer receives split frames). */
 	(void)queues;
-	return push_fmt(a, "--vdev=net_memif0,role=%s,socket=%s,bsize=%u,rsize=%u", role, sock,
-			DROCE_EAL_MEMIF_BSIZE, DROCE_EAL_MEMIF_RSIZE);
+	return push_fmt(a, "--vdev=net_memif0,role=%s,socket=%s,bsize=%u", role, sock,
+			DROCE_EAL_MEMIF_BSIZE);
 }
 
 int droce_eal_build_argv(const char *prog, int user_argc, char *const *user_argv,

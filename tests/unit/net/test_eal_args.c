@@ -44,7 +44,7 @@ static void test_memif_defaults_no_huge(void **state)
 	assert_string_equal(a.argv[0], "prog");
 	assert_null(a.argv[a.argc]);
 	assert_int_equal(count(&a, "--vdev=net_memif0,role=server,socket=" DROCE_EAL_MEMIF_SOCKET
-			       ",bsize=4352,rsize=8"), 1);
+			       ",bsize=8192"), 1);
 	assert_int_equal(count(&a, "--in-memory"), 0); /* EAL refuses it with --no-huge */
 	assert_int_equal(count(&a, "--no-shconf"), 1);
 	assert_int_equal(count(&a, "--no-huge"), 1);
@@ -58,7 +58,7 @@ static void test_memif_defaults_no_huge(void **state)
 	o.memif = "client,socket=/tmp/x.sock";
 	o.hugepages = 1;
 	assert_int_equal(droce_eal_build_argv("prog", 0, NULL, &o, &a), 0);
-	assert_int_equal(count(&a, "--vdev=net_memif0,role=client,socket=/tmp/x.sock,bsize=4352,rsize=8"), 1);
+	assert_int_equal(count(&a, "--vdev=net_memif0,role=client,socket=/tmp/x.sock,bsize=8192"), 1);
 	assert_int_equal(count(&a, "--no-huge"), 0);
 	assert_int_equal(count(&a, "--in-memory"), 1);
 	assert_int_equal(count(&a, "--no-shconf"), 0);
