@@ -153,7 +153,8 @@ static int ml_send(void *priv, const struct droce_tx_frame *f, bool fold, uint32
 	}
 	if (fold) {
 		unsigned pad = f->trailer_len - DROCE_ICRC_LEN;
-		crc = droce_crc32_copy(crc, s->data + off, f->trailer, pad);
+		if (pad != 0)
+			crc = droce_crc32_copy(crc, s->data + off, f->trailer, pad);
 		droce_icrc_store(s->data + off + pad, crc);
 	} else if (f->trailer_len) {
 		memcpy(s->data + off, f->trailer, f->trailer_len);

@@ -275,7 +275,8 @@ static struct rte_mbuf *build_fold(struct droce_port *p, const struct droce_tx_f
 		o += f->seg[i].len;
 	}
 	unsigned pad = f->trailer_len - DROCE_ICRC_LEN;
-	crc = droce_crc32_copy(crc, o, f->trailer, pad); /* the pad's zero bytes */
+	if (pad != 0) /* the pad's zero bytes (none at a 4-byte multiple: skip the call) */
+		crc = droce_crc32_copy(crc, o, f->trailer, pad);
 	droce_icrc_store(o + pad, crc);
 	m->data_len = (uint16_t)len;
 	m->pkt_len = len;
