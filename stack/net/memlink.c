@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "net/memlink.h"
-#include "wire/crc32.h"
+#include "net/tx_fold.h"
 #include "wire/hdr.h"
 #include "wire/icrc.h"
 
@@ -144,22 +144,19 @@ static int ml_send(void *priv, const struct droce_tx_frame *f, bool fold, uint32
 	if (f->hdr_len)
 		memcpy(s->data, f->hdr, f->hdr_len);
 	off = f->hdr_len;
-	for (unsigned i = 0; i < f->nseg; i++) {
-		if (fold)
-			crc = droce_crc32_copy(crc, s->data + off, f->seg[i].addr, f->seg[i].len);
-		else if (f->seg[i].len)
-			memcpy(s->data + off, f->seg[i].addr, f->seg[i].len);
-		off += f->seg[i].len;
-	}
 	if (fold) {
-		unsigned pad = f->trailer_len - DROCE_ICRC_LEN;
-		if (pad != 0)
-			crc = droce_crc32_copy(crc, s->data + off, f->trailer, pad);
-		droce_icrc_store(s->data + off + pad, crc);
-	} else if (f->trailer_len) {
-		memcpy(s->data + off, f->trailer, f->trailer_len);
+		off += droce_tx_fold_copy(s->data + off, f, crc);
+	} else {
+		for (unsigned i = 0; i < f->nseg; i++) {
+			if (f->seg[i].len)
+				memcpy(s->data + off, f->seg[i].addr, f->seg[i].len);
+			off += f->seg[i].len;
+		}
+		if (f->trailer_len)
+			memcpy(s->data + off, f->trailer, f->trailer_len);
+		off += f->trailer_len;
 	}
-	s->len = off + f->trailer_len;
+	s->len = off;
 	s->ready = now + d->delay;
 	d->st.tx_frames++;
 	d->st.tx_bytes += s->len;

@@ -20,8 +20,8 @@
 #include <droce/params.h>
 
 #include "net/capture.h"
+#include "net/tx_fold.h"
 #include "wire/bytes.h"
-#include "wire/crc32.h"
 #include "wire/hdr.h"
 #include "wire/icrc.h"
 
@@ -269,15 +269,7 @@ static struct rte_mbuf *build_fold(struct droce_port *p, const struct droce_tx_f
 	uint32_t len = f->hdr_len + f->payload_len + f->trailer_len;
 	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
 	memcpy(d, f->hdr, f->hdr_len);
-	uint8_t *o = d + f->hdr_len;
-	for (unsigned i = 0; i < f->nseg; i++) {
-		crc = droce_crc32_copy(crc, o, f->seg[i].addr, f->seg[i].len);
-		o += f->seg[i].len;
-	}
-	unsigned pad = f->trailer_len - DROCE_ICRC_LEN;
-	if (pad != 0) /* the pad's zero bytes (none at a 4-byte multiple: skip the call) */
-		crc = droce_crc32_copy(crc, o, f->trailer, pad);
-	droce_icrc_store(o + pad, crc);
+	droce_tx_fold_copy(d + f->hdr_len, f, crc);
 	m->data_len = (uint16_t)len;
 	m->pkt_len = len;
 	p->st.tx_copied_frames++;
