@@ -16,11 +16,11 @@
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 
-#include "net/capture.h"
-#include "net/eal.h"
-#include "net/impair.h"
-#include "net/impair_link.h"
-#include "net/port.h"
+#include "net/diag/capture.h"
+#include "net/port/eal.h"
+#include "net/diag/impair.h"
+#include "net/link/impair_link.h"
+#include "net/port/port.h"
 #include "perf_cm.h"
 
 struct droce_be {

@@ -14,8 +14,8 @@
 
 #include <droce/droce.h>
 
-#include "net/sidechan.h"
-#include "net/tsc.h"
+#include "net/sidechan/sidechan.h"
+#include "net/port/tsc.h"
 #include "opts.h"
 #include "report.h"
 
@@ -90,7 +90,7 @@ struct perf {
 	uint32_t mtu;              /* negotiated path MTU, bytes */
 	struct droce_sc sc;
 	uint64_t tsc_hz;           /* set by the backend's open */
-	struct droce_tsc clock;    /* perf_now: TSC -> ns (net/tsc.h) */
+	struct droce_tsc clock;    /* perf_now: TSC -> ns (net/port/tsc.h) */
 	bool check_failed;
 	char check_msg[160];
 };

@@ -13,8 +13,8 @@
 #include <droce/params.h>
 #include <droce/verbs.h>
 
-#include "net/impair.h"
-#include "net/impair_link.h"
+#include "net/diag/impair.h"
+#include "net/link/impair_link.h"
 
 #include "compare.h"
 #include "frames.h"

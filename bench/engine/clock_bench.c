@@ -2,7 +2,7 @@
 /*
  * What one "now" costs the poll loop, side by side (best of -r rounds):
  * clock_gettime(CLOCK_MONOTONIC) (vDSO), the TSC through a double multiply
- * (droce-perf's perf_now before stack/net/tsc.h), and droce_tsc_now_ns
+ * (droce-perf's perf_now before stack/net/port/tsc.h), and droce_tsc_now_ns
  * (one rdtsc, one 64x64->128 multiply, a shift). No EAL: the TSC rate is
  * calibrated here against CLOCK_MONOTONIC over 50 ms.
  *
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "net/tsc.h"
+#include "net/port/tsc.h"
 
 static uint64_t mono_ns(void)
 {

@@ -9,7 +9,7 @@
 
 #include <droce/droce.h>
 
-#include "core/core.h"
+#include "core/core_int.h"
 
 static unsigned pow2(unsigned v)
 {

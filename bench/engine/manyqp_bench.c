@@ -39,7 +39,7 @@
 
 #include <droce/droce.h>
 
-#include "core/core.h"
+#include "core/core_int.h"
 #include "slot_link.h"
 
 #define NSLOT 64u

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/icrc_fast.h"
+#include "wire/icrc_fast.h"
 #include "wire/build.h"
 #include "wire/crc32.h"
 #include "wire/parse.h"

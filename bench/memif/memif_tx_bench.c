@@ -32,7 +32,7 @@
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 
-#include "net/port.h"
+#include "net/port/port.h"
 #include "wire/crc32.h"
 #include "wire/hdr.h"
 #include "wire/icrc.h"

@@ -78,7 +78,7 @@ unsigned droce_ctx_poll(struct droce_ctx *ctx, uint64_t now);
  */
 uint64_t droce_ctx_next_deadline(const struct droce_ctx *ctx);
 
-/** Context-wide counters. drop[] is indexed by enum droce_drop_reason (stack/core/drop.h). */
+/** Context-wide counters. drop[] is indexed by enum droce_drop_reason (stack/model/drop.h). */
 #define DROCE_DROP_REASON_MAX 64
 struct droce_ctx_stats {
 	uint64_t rx_frames, tx_frames, tx_busy;

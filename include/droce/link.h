@@ -3,8 +3,8 @@
  * @file
  * How a context moves frames: the boundary between core/transport (which
  * speak in frames described as bytes) and whatever carries them: a DPDK
- * ethdev queue (stack/net/port.c), two contexts back to back in memory
- * (stack/net/memlink.c, for tests and the engine benchmark), or a pcap
+ * ethdev queue (stack/net/port/port.c), two contexts back to back in memory
+ * (stack/net/link/memlink.c, for tests and the engine benchmark), or a pcap
  * replay. The context calls the link; the link never calls the context.
  */
 #ifndef DROCE_LINK_H
@@ -73,7 +73,7 @@ struct droce_link_ops {
 	 * chains the payload segments and the pad onto @p crc and sends the
 	 * result as the frame's last 4 bytes, least significant byte first.
 	 * The context uses it for payloads over 1 KB (DROCE_ICRC_FAST_MAX,
-	 * stack/core/icrc_fast.h; shorter ones are CRCed with their headers
+	 * stack/wire/icrc_fast.h; shorter ones are CRCed with their headers
 	 * in one call).
 	 * @return as tx().
 	 */

@@ -4,7 +4,7 @@
  * Verbs-shaped objects: memory regions, completion queues, RC and UD queue
  * pairs, UD address handles, work requests and work completions. Shaped
  * after rdma-core's verbs.h so RDMA users feel at home; all functions are driven from the context's poll
- * thread (or through the comm-core rings, include/droce/ring.h).
+ * thread (or through the comm-core rings, include/droce/comm.h).
  *
  * Control-path functions return 0 or a negative errno; constructors return
  * NULL and set errno; poll functions return a count. Protocol errors are

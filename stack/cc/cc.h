@@ -69,12 +69,12 @@ struct droce_cc_algo {
 	uint64_t (*next_send_time)(const struct droce_cc_state *s, uint64_t now);
 	/** A packet of @p bytes (payload) left at @p now. May be NULL. */
 	void (*on_sent)(struct droce_cc_state *s, uint32_t bytes, uint64_t now);
-	/** An RTT sample (transport/rtt.h: AckReq sent -> covering ACK). May be NULL. */
+	/** An RTT sample (cc/rtt.h: AckReq sent -> covering ACK). May be NULL. */
 	void (*on_rtt)(struct droce_cc_state *s, uint64_t rtt_ns, uint64_t now);
 };
 
 /**
- * Window tuning moved the ceiling (cc/window.c): the window never exceeds
+ * Window tuning moved the ceiling (transport/window.c): the window never exceeds
  * it, and an algorithm without a window of its own (wnd_is_ceiling) uses it.
  */
 static inline void droce_cc_set_ceiling(struct droce_cc_state *s, uint32_t pkts, uint64_t bytes)

@@ -3,7 +3,7 @@
  * "dcqcn": rate-based congestion control for RoCEv2, the reaction point
  * (RP) of Zhu et al., "Congestion Control for Large-Scale RDMA
  * Deployments", SIGCOMM 2015, section 3.1 (the notification point, one CNP
- * per flow per 50 us at most, is droce_qp_ecn_ce() in core/core.h; the
+ * per flow per 50 us at most, is droce_tp_ecn_ce() in transport/tp.c; the
  * congestion point is the switch: droce-sim's RED marking).
  *
  * The window stays at its ceiling; the rate Rc paces packets through

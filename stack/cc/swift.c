@@ -3,7 +3,7 @@
  * "swift": delay-based congestion control after Kumar et al., "Swift:
  * Delay is Simple and Effective for Congestion Control in the Datacenter",
  * SIGCOMM 2020, section 3 (algorithm 1), on the RTT samples the transport
- * takes (transport/rtt.h: an AckReq packet's send to the ACK covering it).
+ * takes (cc/rtt.h: an AckReq packet's send to the ACK covering it).
  *   - target delay = base target + flow scaling: alpha / sqrt(cwnd) + beta,
  *     clamped to [0, FS_RANGE], so many small flows share a slightly larger
  *     target instead of fighting over a tiny one (3.5);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The CM service of a context: open/close, and the poll droce_ctx_poll()
- * runs (core/service.h): MADs that arrived go to the CM, its timers run,
+ * runs (model/service.h): MADs that arrived go to the CM, its timers run,
  * its events become QP transitions and public events (svc_conn.c), and
  * the MADs it wants sent go to the datagram path. Nothing blocks; a MAD
  * the path cannot take now is held and offered again on the next poll
@@ -14,8 +14,8 @@
 #include <droce/droce.h>
 
 #include "cm/svc.h"
-#include "core/core.h"
-#include "core/service.h"
+#include "model/model.h"
+#include "model/service.h"
 
 #define SVC_RESOLVE_RETRY_NS 1000000u /* ask the resolver again every 1 ms */
 

@@ -2,7 +2,7 @@
 /*
  * The CM service of one context (include/droce/cm.h): a droce_cm state
  * machine (cm/cm.h), a MAD datagram path (QP1 by default, cm/qp1.c) and the
- * connections' QPs, run from droce_ctx_poll() through core/service.h.
+ * connections' QPs, run from droce_ctx_poll() through model/service.h.
  *
  *   svc.c       open/close, the poll: MADs in, CM timers, events, MADs out
  *   svc_conn.c  connect/accept/reject/disconnect, the CM's events turned into

@@ -27,7 +27,7 @@
 #include <droce/droce.h>
 
 #include "cm/svc.h"
-#include "core/core.h"
+#include "model/model.h"
 
 static struct svc_conn *conn_get(struct droce_cm_svc *s, int id)
 {

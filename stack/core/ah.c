@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core.h"
+#include "core/core_int.h"
 
 struct droce_ah *droce_create_ah(struct droce_ctx *ctx, const struct droce_ah_attr *attr)
 {

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "core/core.h"
+#include "core/core_int.h"
 
 struct droce_cq *droce_create_cq(struct droce_ctx *ctx, unsigned depth)
 {

@@ -2,7 +2,7 @@
 /*
  * The context and its poll loop: RX burst -> parse -> QP lookup -> the
  * QP's transport (droce_tp_rx); timers due (droce_tp_timers, from the
- * deadline heap core/timers.h: no poll scans the QP table); round-robin TX
+ * deadline heap model/timers.h: no poll scans the QP table); round-robin TX
  * over QPs with work (droce_tp_tx); flush. core/ dispatches and schedules:
  * after each call it reads what the transport asked for (a turn on the
  * link: tp.kick; a deadline: droce_tp_deadline) instead of being called back.
@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core.h"
-#include "core/icrc_fast.h"
-#include "core/rx_fused.h"
+#include "core/core_int.h"
+#include "wire/icrc_fast.h"
+#include "transport/rx_fused.h"
 #include "wire/opcode.h"
 
 static const char *const drop_names[] = {
@@ -246,13 +246,13 @@ static struct droce_qp *rx_not_rc(struct droce_ctx *ctx, struct droce_qp *qp,
 static struct droce_qp *rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64_t now)
 {
 	struct droce_pkt pkt;
-	/* The parser's checks, then the ICRC in one CRC call (core/icrc_fast.h). */
+	/* The parser's checks, then the ICRC in one CRC call (wire/icrc_fast.h). */
 	enum droce_parse_result r = droce_parse_rx(f->data, f->len, &pkt);
 	if (r == DROCE_PARSE_OK) {
 		enum droce_l3 kind = pkt.h.net.rocev1 ? DROCE_L3_GRH
 				     : pkt.h.net.ip_version == 4 ? DROCE_L3_IPV4 : DROCE_L3_IPV6;
-		/* core/rx_fused.h; its size test here, not behind a call per frame. */
-		int fused = pkt.h.payload_len < DROCE_RX_FUSED_MIN ? 0 : droce_rx_fused(ctx, &pkt, kind);
+		/* transport/rx_fused.h; its size test here, not behind a call per frame. */
+		int fused = pkt.h.payload_len < DROCE_RX_FUSED_MIN ? 0 : droce_tp_rx_fused(ctx, &pkt, kind);
 		if (fused < 0 || (fused == 0 && droce_icrc_rx(&ctx->icrc_seeds, f->data + pkt.l3_off, kind,
 							       pkt.l3_len - DROCE_ICRC_LEN) != pkt.icrc))
 			r = DROCE_PARSE_BAD_ICRC;

@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "core/core.h"
+#include "core/core_int.h"
 
 #define ACCESS_ALL (DROCE_ACCESS_LOCAL_WRITE | DROCE_ACCESS_REMOTE_WRITE | \
 		    DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC)

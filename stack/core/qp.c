@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core.h"
-#include "core/icrc_fast.h"
-#include "transport/psn.h"
+#include "core/core_int.h"
+#include "wire/icrc_fast.h"
+#include "wire/psn.h"
 #include "wire/build.h"
 #include "wire/build_bth.h"
 #include "wire/bytes.h"

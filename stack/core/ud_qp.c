@@ -8,7 +8,7 @@
  */
 #include <errno.h>
 
-#include "core/core.h"
+#include "core/core_int.h"
 
 #define M(x) DROCE_QP_##x
 

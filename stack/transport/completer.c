@@ -23,7 +23,7 @@
  *     nothing: BAD_RESP_ERR and ERR at once; a READ response of the wrong
  *     length: LOC_LEN_ERR (hfi1's choice; rxe differs, docs/transport.md).
  */
-#include "transport/psn.h"
+#include "wire/psn.h"
 #include "transport/tp_int.h"
 #include "wire/opcode.h"
 

@@ -21,7 +21,7 @@
  */
 #include <errno.h>
 
-#include "transport/psn.h"
+#include "wire/psn.h"
 #include "transport/tp_int.h"
 #include "wire/opcode.h"
 

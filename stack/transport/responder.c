@@ -24,7 +24,7 @@
 #include <endian.h>
 #include <errno.h>
 
-#include "transport/psn.h"
+#include "wire/psn.h"
 #include "transport/tp_int.h"
 #include "wire/opcode.h"
 
@@ -376,7 +376,7 @@ static enum resp_state execute(struct resp_ctx *c)
 			qp->tp.wr_len = qp->tp.wr_left = pkt->h.ext.reth.dma_len;
 		}
 		if (c->plen) {
-			if (!pkt->placed) /* core/rx_fused.c copied it while checking the ICRC */
+			if (!pkt->placed) /* transport/rx_fused.c copied it while checking the ICRC */
 				memcpy(qp->tp.wr_ptr, pkt->payload, c->plen);
 			qp->tp.wr_ptr += c->plen;
 			qp->tp.wr_left -= c->plen;

@@ -17,11 +17,11 @@
  * Pacing (`pace_at`) is the congestion controller's gate on the next send,
  * kept here so the QP has a single deadline for core/ to watch.
  */
-#include "transport/psn.h"
+#include "wire/psn.h"
 #include "transport/tp_int.h"
 
 /* The ACK timeout to arm now: the IBTA value, or RFC 6298's from the
- * measured RTT with that value as ceiling (transport/rtt.h). 0 = no timer. */
+ * measured RTT with that value as ceiling (cc/rtt.h). 0 = no timer. */
 static inline uint64_t rto_of(const struct droce_qp *qp)
 {
 	uint8_t m = qp->timeout_mode ? qp->timeout_mode : qp->ctx->p.timeout_mode;

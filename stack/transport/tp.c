@@ -9,7 +9,7 @@
  * responses cannot keep the QP's own requests (and their retransmissions) off
  * the link, nor the other way round (rxe runs them as independent tasks).
  */
-#include "transport/psn.h"
+#include "wire/psn.h"
 #include "transport/tp_int.h"
 #include "wire/opcode.h"
 

@@ -7,7 +7,8 @@
 #ifndef DROCE_TRANSPORT_TP_INT_H
 #define DROCE_TRANSPORT_TP_INT_H
 
-#include "core/core.h"
+#include "model/model.h"
+#include "transport/tp.h"
 
 /** Ask core to give @p qp a turn on the link (read by core after each call). */
 static inline void droce_tp_kick(struct droce_qp *qp)
@@ -86,6 +87,10 @@ static inline bool droce_tmr_in_rnr(const struct droce_qp *qp)
 {
 	return qp->tp.tmr.state == DROCE_TMR_RNR;
 }
+
+/* window.c: an ACK moved una_psn, @p bytes newly acknowledged: take the
+ * RTT sample (cc's on_rtt) and, with window_tune, follow the measured BDP. */
+void droce_qp_rtt_ack(struct droce_qp *qp, uint64_t bytes, uint64_t now);
 
 /** A packet arrived with ECN CE (A17.9): count it, queue a CNP (rate-limited). */
 void droce_tp_ecn_ce(struct droce_qp *qp, uint64_t now);

@@ -27,7 +27,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "transport/psn.h"
+#include "wire/psn.h"
 #include "transport/tp_int.h"
 #include "wire/opcode.h"
 

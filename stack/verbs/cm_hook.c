@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "net/port.h"
+#include "net/port/port.h"
 #include "verbs/cm_hook.h"
 #include "verbs/dv.h"
 

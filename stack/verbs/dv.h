@@ -36,7 +36,7 @@
 #include <droce/comm.h>
 #include <droce/droce.h>
 
-#include "verbs/link.h"
+#include "verbs/ack_hold.h"
 #include "verbs/pace.h"
 
 struct droce_port;

@@ -22,8 +22,8 @@
 #include <rte_lcore.h>
 #include <rte_pause.h>
 
-#include "net/eal.h"
-#include "net/port.h"
+#include "net/port/eal.h"
+#include "net/port/port.h"
 #include "verbs/pace.h"
 
 /* DROCE_COMM_CORE: idle polls before the comm core naps too. */

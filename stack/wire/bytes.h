@@ -7,7 +7,9 @@
 #ifndef DROCE_WIRE_BYTES_H
 #define DROCE_WIRE_BYTES_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 static inline uint16_t droce_get_be16(const uint8_t *p)
 {
@@ -55,6 +57,22 @@ static inline void droce_put_be64(uint8_t *p, uint64_t v)
 {
 	droce_put_be32(p, (uint32_t)(v >> 32));
 	droce_put_be32(p + 4, (uint32_t)v);
+}
+
+/* Two addresses equal, IPv4 in the first 4 bytes: a fixed-size compare per
+ * packet on the receive path, not a libc memcmp call. */
+static inline bool droce_ip_eq(const uint8_t *a, const uint8_t *b, bool v4)
+{
+	uint64_t x[2], y[2];
+	if (v4) {
+		uint32_t u, v;
+		memcpy(&u, a, 4);
+		memcpy(&v, b, 4);
+		return u == v;
+	}
+	memcpy(x, a, 16);
+	memcpy(y, b, 16);
+	return ((x[0] ^ y[0]) | (x[1] ^ y[1])) == 0;
 }
 
 #endif

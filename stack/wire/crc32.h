@@ -57,7 +57,7 @@ uint32_t droce_crc32_copy_vpclmul(uint32_t crc, void *dst, const void *src, size
 /**
  * The CRC of @p len bytes at @p data, chained on @p crc, as if their first
  * 64 bytes had been OR-ed with @p mask first: the ICRC of a frame read in
- * place, its variant fields set to ones in registers (core/icrc_fast.c).
+ * place, its variant fields set to ones in registers (wire/icrc_fast.c).
  * @p mask is 80 bytes: the 64 that apply, then 16 zero bytes (the tail's
  * overlapping load reads up to there). 16 <= len < DROCE_CRC32_OR_MAX
  * stays in registers; other lengths are right too, through a masked copy.

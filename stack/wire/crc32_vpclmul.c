@@ -262,7 +262,7 @@ TARGET uint32_t droce_crc32_copy_vpclmul(uint32_t crc, void *dst, const void *sr
 }
 
 /*
- * The ICRC's masked header read in place (core/icrc_fast.c): the short
+ * The ICRC's masked header read in place (wire/icrc_fast.c): the short
  * path above with @p mask OR-ed into the first 64 bytes as they are loaded,
  * so the variant fields (A17.4.5) need no masked copy of the frame.
  */

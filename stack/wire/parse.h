@@ -66,7 +66,7 @@ struct droce_pkt {
 	uint32_t icrc;         /**< as found on the wire (little-endian decoded) */
 	uint32_t l3_len;       /**< IP total length (IPv6/GRH: 40 + payload length) */
 	bool placed;           /**< the engine already copied the payload to its target
-				    (core/rx_fused.h); the parsers set it false */
+				    (transport/rx_fused.h); the parsers set it false */
 };
 
 /** Skip the ICRC check (the caller verifies it some other way). */
@@ -88,7 +88,7 @@ enum droce_parse_result droce_parse(const uint8_t *frame, size_t len,
 /**
  * The receive path's parse: the same checks in the same order and the same
  * result as droce_parse(frame, len, pkt, DROCE_PARSE_F_NO_ICRC) (the caller
- * checks the ICRC: core/icrc_fast.h), without clearing the whole view and
+ * checks the ICRC: wire/icrc_fast.h), without clearing the whole view and
  * without decoding what the engine never reads: h.net.dst_mac and src_mac
  * are left as they were (undefined); src_ip is decoded (the context drops an
  * RC packet whose source is not the QP's peer). Everything else is as

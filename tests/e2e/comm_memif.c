@@ -5,7 +5,7 @@
  * that touches the context: droce_comm_poll in a loop) and an application
  * thread on the other core posts work requests and takes completions
  * through its channel's SPSC rings (include/droce/comm.h). The endpoints
- * connect by address over the TCP side channel (stack/net/sidechan.h).
+ * connect by address over the TCP side channel (stack/net/sidechan/sidechan.h).
  *
  * The client's application thread sends --msgs SEND WITH IMMEDIATE messages
  * of 4000 bytes (jumbo frames, payload attached zero-copy) filled with a
@@ -31,9 +31,9 @@
 
 #include <droce/droce.h>
 
-#include "net/eal.h"
-#include "net/port.h"
-#include "net/sidechan.h"
+#include "net/port/eal.h"
+#include "net/port/port.h"
+#include "net/sidechan/sidechan.h"
 
 #define MSG_SIZE 4000u
 #define SLOTS 64u

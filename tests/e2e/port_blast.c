@@ -23,8 +23,8 @@
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 
-#include "net/eal.h"
-#include "net/port.h"
+#include "net/port/eal.h"
+#include "net/port/port.h"
 #include "wire/build.h"
 #include "wire/icrc.h"
 #include "wire/parse.h"

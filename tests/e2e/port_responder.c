@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * port_responder: open one droce port (EAL shortcuts of stack/net/eal.h),
+ * port_responder: open one droce port (EAL shortcuts of stack/net/port/eal.h),
  * poll it as a context would, and let it answer ARP and ICMP echo. Exits 0
  * after answering --pings echo requests, 1 when --seconds pass first.
  * Used by tests/e2e/ping_veth.sh (the kernel's ping from another network
@@ -27,11 +27,11 @@
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 
-#include "net/capture.h"
-#include "net/classify.h"
+#include "net/diag/capture.h"
+#include "net/neigh/classify.h"
 #include "wire/bytes.h"
-#include "net/eal.h"
-#include "net/port.h"
+#include "net/port/eal.h"
+#include "net/port/port.h"
 
 static uint64_t now_ns(void)
 {

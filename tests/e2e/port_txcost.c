@@ -19,7 +19,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
-#include "net/port.h"
+#include "net/port/port.h"
 
 #define BIG (64u << 20)
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * transport/rtt.c: RFC 6298 smoothing, Karn's rule, the adaptive timeout's
+ * cc/rtt.c: RFC 6298 smoothing, Karn's rule, the adaptive timeout's
  * floor, ceiling and back-off, and the delivery-rate BDP.
  */
 #include <setjmp.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "transport/rtt.h"
+#include "cc/rtt.h"
 
 static void test_rfc6298(void **state)
 {

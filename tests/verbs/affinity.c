@@ -2,7 +2,7 @@
 /*
  * A verbs program pinned by its user (taskset, sched_setaffinity) stays
  * pinned over droce: ibv_open_device() starts EAL, which would otherwise
- * let its main thread float over every CPU (stack/net/eal_args.c), and
+ * let its main thread float over every CPU (stack/net/port/eal_args.c), and
  * the progress thread must stay inside the program's CPUs too
  * (docs/verbs.md "How it runs"). Built against <infiniband/verbs.h> and
  * linked with droce's libibverbs.so.1.

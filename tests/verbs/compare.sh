@@ -9,7 +9,7 @@
 #    `droce-run --cpu N` (taskset, and DROCE_LCORE=N for its progress
 #    thread; the library keeps EAL inside the program's CPUs);
 #  - the same memif port on both: both start EAL through droce_eal_init()
-#    (stack/net/eal_args.c: bsize 8192, the PMD's default rings, burst 32),
+#    (stack/net/port/eal_args.c: bsize 8192, the PMD's default rings, burst 32),
 #    the same message size, iteration count, send queue depth (128 on
 #    both: perftest's and droce-perf's defaults) and path MTU (4096);
 #  - the same figures: "BW average" is, in both, bytes over the time from

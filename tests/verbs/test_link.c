@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The verbs' link (stack/verbs/link.c): pure ACKs produced while the
+ * The verbs' link (stack/verbs/ack_hold.c): pure ACKs produced while the
  * application polls wait, at most the hold time, for a request to leave
  * with; everything else is flushed as the port would. Over a fake inner
  * link that records what each flush pushes out.
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "verbs/link.h"
+#include "verbs/ack_hold.h"
 #include "wire/hdr.h"
 #include "wire/opcode.h"
 

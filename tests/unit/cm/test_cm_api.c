@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The public CM API (include/droce/cm.h) end to end: two contexts whose
- * RC QPs talk over the in-memory link (stack/net/memlink.h) and whose CM
+ * RC QPs talk over the in-memory link (stack/net/link/memlink.h) and whose CM
  * services exchange MADs either over QP1 on that same link (droce_cm_open:
  * UD SENDs to the GSI QP, the *_qp1 tests) or over an in-memory datagram
  * channel (droce_cm_open_path) which can drop MADs or refuse them for a
@@ -23,7 +23,7 @@
 
 #include "cm/mad.h"
 #include "cm/svc.h"
-#include "net/memlink.h"
+#include "net/link/memlink.h"
 #include "wire/opcode.h"
 #include "wire/parse.h"
 

@@ -21,7 +21,7 @@
 
 #include <droce/droce.h>
 
-#include "net/memlink.h"
+#include "net/link/memlink.h"
 
 #define MSGS 20000u
 #define MSG_SIZE 1000u

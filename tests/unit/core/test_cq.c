@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "core/core.h"
+#include "core/core_int.h"
 #include "pair.h"
 
 static void test_cq_basic_and_overflow(void **state)

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "core/icrc_fast.h"
+#include "wire/icrc_fast.h"
 #include "wire/build.h"
 #include "wire/opcode.h"
 #include "wire/parse.h"

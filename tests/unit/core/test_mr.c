@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "core/core.h"
+#include "core/core_int.h"
 #include "pair.h"
 
 static struct droce_ctx *mkctx(uint32_t max_mrs, uint64_t seed)

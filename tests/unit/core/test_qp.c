@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "core/core.h"
+#include "core/core_int.h"
 #include "pair.h"
 #include "wire/build.h"
 #include "wire/opcode.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The context's timer heap (core/timers.h) against a brute-force reference:
+ * The context's timer heap (model/timers.h) against a brute-force reference:
  * thousands of ids with random deadlines moved, cancelled and fired in order
  * on a virtual clock; and the engine's droce_ctx_next_deadline() against a
  * scan of every QP's transport deadline while many QPs write over a lossy
@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "core/core.h"
-#include "core/timers.h"
+#include "core/core_int.h"
+#include "model/timers.h"
 #include "pair.h"
 
 #define NIDS 4096u

@@ -11,7 +11,7 @@
 
 #include <droce/droce.h>
 
-#include "net/memlink.h"
+#include "net/link/memlink.h"
 
 static struct droce_qp *make_qp(struct droce_ctx *ctx, struct droce_cq **cq)
 {

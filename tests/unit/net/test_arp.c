@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * ARP (stack/net/arp.c): replies to requests for our IP only, the RFC 826
+ * ARP (stack/net/neigh/arp.c): replies to requests for our IP only, the RFC 826
  * merge rule, expiry, static entries, a bounded table, resolve with its
  * request rate limit, gratuitous ARP, 802.1Q-tagged requests and malformed
  * frames counted. No EAL.
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "net/arp.h"
+#include "net/neigh/arp.h"
 #include "wire/bytes.h"
 
 #define SEC 1000000000ull

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Capture writer (stack/net/capture.c): what it writes reads back with
+ * Capture writer (stack/net/diag/capture.c): what it writes reads back with
  * libpcap at nanosecond precision, byte for byte; a zero-copy TX frame is
  * gathered; the size limit and snaplen are honoured and counted. No EAL.
  */
@@ -17,7 +17,7 @@
 #include <cmocka.h>
 #include <pcap/pcap.h>
 
-#include "net/capture.h"
+#include "net/diag/capture.h"
 
 static void tmp_path(char *buf, size_t n, const char *tag)
 {

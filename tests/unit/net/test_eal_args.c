@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * EAL argument construction (stack/net/eal_args.c), without starting EAL:
+ * EAL argument construction (stack/net/port/eal_args.c), without starting EAL:
  * the defaults two processes on one machine need, the --memif and --iface
  * shortcuts, and what the user's own arguments switch off.
  */
@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "net/eal.h"
+#include "net/port/eal.h"
 
 static int count(const struct droce_eal_argv *a, const char *s)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * ICMP echo reply (stack/net/icmp.c) and frame classification
- * (stack/net/classify.c). No EAL.
+ * ICMP echo reply (stack/net/neigh/icmp.c) and frame classification
+ * (stack/net/neigh/classify.c). No EAL.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "net/classify.h"
-#include "net/icmp.h"
+#include "net/neigh/classify.h"
+#include "net/neigh/icmp.h"
 #include "wire/build.h"
 #include "wire/bytes.h"
 

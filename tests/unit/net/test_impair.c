@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Tests of the impairment shim (stack/net/impair.c) and the in-memory link
- * pair (stack/net/memlink.c): spec parsing, rule matching, seeded
+ * Tests of the impairment shim (stack/net/diag/impair.c) and the in-memory link
+ * pair (stack/net/link/memlink.c): spec parsing, rule matching, seeded
  * probabilities, hold/release order, FIFO bounds, copies, taps and counters.
  */
 #include <errno.h>
@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "net/impair.h"
-#include "net/memlink.h"
+#include "net/diag/impair.h"
+#include "net/link/memlink.h"
 #include "wire/build.h"
 #include "wire/parse.h"
 

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "net/impair_link.h"
-#include "net/memlink.h"
+#include "net/link/impair_link.h"
+#include "net/link/memlink.h"
 
 /* Frame i: 64 bytes, every byte i (not RoCE: rules match by position). */
 static void send_frames(struct droce_link tx, unsigned n)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The in-memory link's tx_fold (stack/net/memlink.c): given the running
+ * The in-memory link's tx_fold (stack/net/link/memlink.c): given the running
  * ICRC over the headers, it folds the payload and the pad into it while it
  * copies them, and the frame the other end receives is byte for byte what
  * droce_build_frame() makes (ICRC included), for every pad (0-3), payloads
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "net/memlink.h"
+#include "net/link/memlink.h"
 #include "wire/build.h"
 #include "wire/hdr.h"
 #include "wire/icrc.h"

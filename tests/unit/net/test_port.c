@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The ethdev port link (stack/net/port.c) on a net_ring device made from
+ * The ethdev port link (stack/net/port/port.c) on a net_ring device made from
  * two rte_rings in this process (EAL with --no-huge --no-pci --in-memory):
  * frames injected into the RX ring, frames the port sends read from the
  * TX ring. Checks that the port answers ARP and ICMP echo itself, counts
@@ -29,10 +29,10 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
-#include "net/arp.h"
-#include "net/capture.h"
-#include "net/classify.h"
-#include "net/port.h"
+#include "net/neigh/arp.h"
+#include "net/diag/capture.h"
+#include "net/neigh/classify.h"
+#include "net/port/port.h"
 #include "wire/build.h"
 #include "wire/bytes.h"
 #include "wire/icrc.h"

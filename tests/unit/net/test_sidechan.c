@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Side channel (stack/net/sidechan.c): encode/decode round trip, every
+ * Side channel (stack/net/sidechan/sidechan.c): encode/decode round trip, every
  * malformation, a loopback TCP exchange between two threads with the READY
  * handshake, a version mismatch and a peer that closes mid-message over
  * the wire, timeouts, and a peer that reports a failed setup. No EAL.
@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "net/sidechan.h"
+#include "net/sidechan/sidechan.h"
 #include "wire/bytes.h"
 
 static void sample(struct droce_sc_info *in, unsigned n_mr)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * stack/net/tsc.h: the TSC -> ns conversion against exact integer
+ * stack/net/port/tsc.h: the TSC -> ns conversion against exact integer
  * arithmetic (cycles * 1e9 / hz in 128 bits) at rates from 1 MHz to
  * 5 GHz, over deltas from 0 to a year; monotonic; 0 before the epoch. No
  * EAL: the conversion is arithmetic (the rdtsc read is DPDK's).
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "net/tsc.h"
+#include "net/port/tsc.h"
 
 __extension__ typedef unsigned __int128 u128;
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Transport test bed: two contexts back to back over an in-memory link
- * (stack/net/memlink.h) with an impairment shim in each direction, a virtual
+ * (stack/net/link/memlink.h) with an impairment shim in each direction, a virtual
  * clock, and a tap that records every frame on the wire (parsed with the
  * wire layer) so tests can assert the exact packet sequence.
  *
@@ -18,9 +18,9 @@
 
 #include <droce/droce.h>
 
-#include "net/capture.h"
-#include "net/impair.h"
-#include "net/memlink.h"
+#include "net/diag/capture.h"
+#include "net/diag/impair.h"
+#include "net/link/memlink.h"
 #include "wire/build.h"
 #include "wire/hdr.h"
 #include "wire/parse.h"

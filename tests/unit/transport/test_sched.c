@@ -12,7 +12,7 @@
  *   - item 11: a completion that moves the QP to ERR inside the responder's
  *     execute step ends that step (no ACK queued, no receive-queue advance
  *     after the flush), and the ERR path resets the transport state RESET
- *     resets. These look inside the QP (core/core.h): the effects are not on
+ *     resets. These look inside the QP (stack/model/): the effects are not on
  *     the wire.
  */
 #include <setjmp.h>
@@ -26,7 +26,7 @@
 #include <cmocka.h>
 
 #include "check.h"
-#include "core/core.h"
+#include "core/core_int.h"
 #include "pair.h"
 
 #define MS 1000000ull

@@ -22,7 +22,7 @@
 
 #include <droce/droce.h>
 
-#include "net/memlink.h"
+#include "net/link/memlink.h"
 #include "wire/parse.h"
 #include "wire_test_util.h"
 

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Calls between core/'s own files (context, QP, UD rows). Only core/
+ * includes it.
+ */
+#ifndef DROCE_CORE_CORE_INT_H
+#define DROCE_CORE_CORE_INT_H
+
+#include "core/sched.h"
+#include "model/model.h"
+#include "transport/tp.h"
+
+/* core/ud_qp.c: UD and GSI QPs' part of modify and post. */
+/** IBTA 11.2.5.1 for UD: required and optional attributes of cur -> next. @return false if illegal. */
+bool droce_ud_transition(enum droce_qp_state cur, enum droce_qp_state next, bool gsi,
+			 unsigned *req, unsigned *opt);
+/** Check a UD send WR (opcode, address handle, QPN). @return 0 or -EINVAL. */
+int droce_ud_wr_check(const struct droce_qp *qp, const struct droce_send_wr *wr);
+
+uint64_t droce_ctx_rand(struct droce_ctx *ctx);
+
+#endif

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The context: its tables (QPs, MRs, CQs, AHs), the link, the deadline
+ * heap, counters and the service hook. Written by core/ (ctx.c, mr.c,
+ * cq.c, qp.c, ah.c); transport/ counts drops (droce_ctx_drop) and reads
+ * the parameters, the link and the MR table.
+ */
+#ifndef DROCE_MODEL_CTX_H
+#define DROCE_MODEL_CTX_H
+
+#include <stdint.h>
+
+#include <droce/droce.h>
+
+#include "model/drop.h"
+#include "model/qp.h"
+#include "model/service.h"
+#include "model/timers.h"
+#include "wire/icrc_fast.h"
+#include "wire/parse.h"
+
+struct droce_mr_slot;
+struct droce_cq;
+struct droce_ah;
+
+/** Header scratch: Ethernet + VLAN + IPv6 + UDP + BTH + largest ext. */
+#define DROCE_HDR_SCRATCH 160u
+
+struct droce_ctx {
+	struct droce_ctx_params p;
+	struct droce_link link;
+	const struct droce_cc_algo *cc;
+	uint64_t rng;
+	struct droce_ctx_stats stats;
+	struct droce_qp **qps;        /* by index; QPN = index + DROCE_QPN_BASE */
+	uint32_t nqps;
+	uint32_t qp_hi;               /* one past the highest index ever used */
+	uint32_t qp_free;             /* every index below it is in use (create starts here) */
+	struct droce_mr_slot *mrs;
+	uint32_t nmrs_used;
+	struct droce_qp *ready_head, *ready_tail;
+	struct droce_cq *cqs;         /* every live CQ */
+	struct droce_ah *ahs;         /* every live address handle */
+	struct droce_qp *gsi;         /* the GSI QP (QPN 1), at index max_qps, or NULL */
+	struct droce_timers timers;   /* every QP's deadline, by index (model/timers.h) */
+	uint32_t *due;                /* run_timers' scratch: indexes due this poll */
+	struct droce_rx_frame *rxf;
+	struct droce_icrc_seeds icrc_seeds;
+	uint8_t scratch[DROCE_HDR_SCRATCH];
+	struct droce_ctx_service svc; /* the CM service, run from the poll (model/service.h) */
+};
+
+
+
+static inline void droce_ctx_drop(struct droce_ctx *ctx, struct droce_qp *qp,
+				  enum droce_drop_reason r)
+{
+	ctx->stats.drop[r]++;
+	if (qp)
+		qp->stats.drops++;
+}
+
+#endif

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The transport's per-QP state (requester, responder, completer, the one
+ * timer), embedded in the QP as qp->tp. Only transport/ writes it; core/
+ * reads the deadline (droce_tp_deadline) and the kick flag after each call
+ * into the transport, and the constants for modify_qp's checks.
+ */
+#ifndef DROCE_MODEL_TP_H
+#define DROCE_MODEL_TP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/** Largest max_rd_atomic / max_dest_rd_atomic accepted by modify_qp. */
+#define DROCE_QP_MAX_RD_ATOMIC 32u
+/** Responder READ/atomic response jobs queued (originals plus duplicates). */
+#define DROCE_RESP_JOBS 64u
+
+enum droce_res_type { DROCE_RES_NONE, DROCE_RES_READ, DROCE_RES_ATOMIC };
+
+/** Responder memory of a READ/atomic request (duplicate detection, replay). */
+struct droce_rd_res {
+	uint8_t type;
+	uint32_t first_psn, last_psn;
+	uint64_t orig;          /* atomic: the value returned */
+	uint32_t rkey, len;     /* READ: the original request's R_Key and range, */
+	uint64_t va;            /* which a duplicate must stay within (rxe) */
+};
+
+/** A queued READ response stream or atomic acknowledge. */
+struct droce_resp_job {
+	uint8_t type;
+	bool started;           /* first packet sent (FIRST vs MIDDLE) */
+	uint32_t psn;           /* next PSN to send */
+	uint32_t last_psn;
+	bool dup;               /* answers a duplicate request */
+	const uint8_t *ptr;     /* READ: next byte */
+	uint32_t left;          /* READ: bytes still to send */
+	uint64_t orig;          /* atomic: original value */
+	uint32_t msn;           /* MSN the response carries: the responder's MSN once
+				   this request was executed (9.7.5.1.1), not when the
+				   queue drains */
+};
+
+/**
+ * The retransmission timer (timer.c): one state at a time, so the ACK
+ * timeout never runs during an RNR wait (9.7.5.2.8 / 9.7.6.1.3).
+ *   IDLE: nothing outstanding, or a rewind waiting to be sent;
+ *   ACK:  `at` is the local ACK timeout of the oldest unacknowledged PSN;
+ *   RNR:  `at` is the end of the RNR wait; the requester sends nothing.
+ * `pace_at` is the congestion controller's next send time (independent of
+ * the state: a gate, not a retransmission).
+ */
+enum droce_tmr_state { DROCE_TMR_IDLE, DROCE_TMR_ACK, DROCE_TMR_RNR };
+
+struct droce_tp_timer {
+	uint8_t state;            /* enum droce_tmr_state */
+	bool resend_pending;      /* rewound, the first resent packet has not left yet:
+				     an expiry then counts no retry (issue 8 item 1) */
+	uint64_t at;              /* ACK or RNR deadline; 0 in IDLE */
+	uint64_t pace_at;         /* 0 = no pacing wait */
+};
+
+/** The transport's per-QP state. droce_tp_reset() puts all of it back. */
+struct droce_tp {
+	/* ---- requester ---- */
+	uint32_t sq_cur;              /* WQE being (re)transmitted */
+	uint32_t sq_new;              /* first WQE never transmitted */
+	uint32_t cur_pkt;             /* packet index inside sq_cur */
+	uint32_t cur_psn;             /* PSN of the next packet to transmit */
+	uint32_t npsn;                /* next PSN for a new WQE */
+	uint32_t snd_max;             /* one past the highest PSN ever sent */
+	uint32_t una_psn;             /* oldest unacknowledged PSN */
+	uint64_t bseq_next, acked_bseq; /* byte sequence: next new byte, first unACKed byte */
+	uint32_t rd_inflight;         /* READ/atomic sent, not complete */
+	uint32_t pkts_since_ackreq;
+	uint8_t retry_left, rnr_left;
+	bool gap_retry;               /* a re-issue for a response gap is under way */
+	bool went_back;               /* went back to back_psn (NAK, timeout, RNR), nothing ACKed since */
+	uint32_t back_psn;
+	struct droce_tp_timer tmr;
+
+	/* ---- responder ---- */
+	uint32_t epsn, msn;
+	uint32_t ack_psn;             /* one past the last SEND/WRITE/atomic executed (rq_psn
+					 at RTR): a duplicate SEND/WRITE is re-ACKed with
+					 ack_psn - 1, never a READ's PSN (rxe resp.ack_psn) */
+	uint16_t in_msg;              /* 0, or DROCE_OPF_SEND / DROCE_OPF_WRITE of the message in progress */
+	uint32_t recv_off;            /* SEND: bytes placed in rq_head's WQE */
+	uint8_t *wr_ptr;              /* WRITE: next byte */
+	uint32_t wr_left, wr_len;
+	bool nak_gap;                 /* a NAK (seq or RNR) was sent for the current gap */
+	bool resp_err;                /* a fatal NAK is pending: then ERR */
+	bool ack_pending;             /* one coalesced ACK owed, for pend_ack_psn (9.7.5.1.1) */
+	uint32_t pend_ack_psn;
+	bool nak_pending;             /* NAK (sequence, RNR or fatal) for nak_psn */
+	uint8_t nak_syndrome;
+	uint32_t nak_psn;
+	uint32_t nak_msn;             /* the MSN when the NAK was queued */
+	bool cnp_pending;
+	uint64_t last_cnp;
+	struct droce_rd_res res[DROCE_QP_MAX_RD_ATOMIC];
+	uint32_t res_next;
+	uint8_t res_size;             /* max_dest_rd_atomic the ring was started with */
+	struct droce_resp_job jobs[DROCE_RESP_JOBS];
+	uint32_t job_head, job_tail;  /* free-running */
+	uint32_t jobs_new;            /* original (non-duplicate) READ/atomic jobs queued */
+
+	/* ---- scheduling ---- */
+	bool kick;                    /* has output: core puts the QP on its ready list */
+	bool resp_first;              /* whose turn leads on the link next (fair sharing) */
+};
+
+
+/** Earliest armed deadline of the transport @p t, or UINT64_MAX. */
+static inline uint64_t droce_tp_deadline(const struct droce_tp *t)
+{
+	uint64_t d = t->tmr.state != DROCE_TMR_IDLE ? t->tmr.at : UINT64_MAX;
+	if (t->tmr.pace_at && t->tmr.pace_at < d)
+		d = t->tmr.pace_at;
+	return d;
+}
+
+#endif
