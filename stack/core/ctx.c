@@ -293,7 +293,7 @@ static struct droce_qp *rx_one(struct droce_ctx *ctx, const struct droce_rx_fram
 	}
 	/* An RC QP talks to one peer (its address vector, 11.2.5.1 RTR): a
 	 * packet from any other address is not its peer's, whatever its PSN
-	 * (issue 8 item 9; rxe checks the source GID the same way). */
+	 * (rxe checks the source GID the same way). */
 	if (qp->state >= DROCE_QPS_RTR &&
 	    !droce_ip_eq(pkt.h.net.src_ip, qp->attr.ah_attr.dst_ip, ctx->p.ip_version == 4)) {
 		droce_ctx_drop(ctx, qp, DROCE_DROP_SRC_IP);

@@ -30,7 +30,7 @@ static struct droce_qp *target_qp(struct droce_ctx *ctx, const struct droce_pkt 
 		return NULL;
 	if (qp->state < DROCE_QPS_RTR || qp->state == DROCE_QPS_ERR || qp->tp.resp_err)
 		return NULL;
-	/* ctx.c's source check (issue 8 item 9): only the peer's frames are placed. */
+	/* ctx.c's source check: only the peer's frames are placed. */
 	if (!droce_ip_eq(pkt->h.net.src_ip, qp->attr.ah_attr.dst_ip, ctx->p.ip_version == 4))
 		return NULL;
 	const struct droce_tp *t = &qp->tp;

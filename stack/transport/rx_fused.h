@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Receive placement in one pass over the payload (issue 11 item 2): for an
+ * Receive placement in one pass over the payload: for an
  * RDMA WRITE MIDDLE or LAST whose destination comes from responder state
  * (wr_ptr, set by a verified FIRST), fold the ICRC over the payload while
  * copying it to its place (droce_crc32_copy), instead of verifying the frame
  * and then copying it.
  *
- * Safety (IBTA: a frame with a bad ICRC is dropped, 9.3 / A17.4.5; issue 11:
+ * Safety (IBTA: a frame with a bad ICRC is dropped, 9.3 / A17.4.5:
  * it may only touch bytes a retransmission overwrites before a completion
  * covers them). The frame's headers are not yet verified when the copy
  * starts, so nothing in them may choose where bytes go or what happens

@@ -12,7 +12,7 @@
  *   - a zero-length RDMA needs no valid R_Key (C9-88);
  *   - out-of-sequence requests -> one PSN-sequence NAK per gap (9.7.5.2.1);
  *   - unknown QPN, wrong P_Key, wrong service, bad ICRC, truncation, another
- *     host's address -> dropped silently, counted (GUIDE principle 5);
+ *     host's address -> dropped silently, counted (principle 5, docs/architecture.md);
  *   - ghost ACKs and NAKs for PSNs never sent -> ignored by the requester.
  */
 #include <setjmp.h>
