@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "base/splitmix64.h"
 #include "cm/mad.h"
 #include "pair.h"
 #include "wire/bytes.h"
@@ -608,10 +609,7 @@ static void test_api_errors(void **state)
  * covers changes (principle 5, docs/architecture.md: bad input counted, never trusted). */
 static uint64_t rnd(uint64_t *s)
 {
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
+	return droce_splitmix64(s);
 }
 
 #define SLOTS 8u
