@@ -3,7 +3,8 @@
  * droce-replay --derive: the state of one derivation (struct dctx: the
  * capture's frames, the connections, messages and regions it finds) and the
  * calls between its files, one job each:
- *   derive.c         entry points, the frames of the side, bookkeeping
+ *   derive.c         entry points, the frames of the side
+ *   derive_util.c    bookkeeping: the error message, new connections and messages
  *   derive_pair.c    pairing QPs, the path MTU
  *   derive_region.c  memory regions and what the capture shows of them
  *   derive_track.c   frames, messages, copies, late and lost packets
@@ -203,7 +204,7 @@ struct dctx {
 	size_t errlen;
 };
 
-/* derive.c: the derivation's bookkeeping */
+/* derive_util.c: the derivation's bookkeeping */
 int drv_dfail(struct dctx *d, const char *fmt, ...);
 size_t drv_alen(const struct dctx *d);
 int drv_new_conn(struct dctx *d);
