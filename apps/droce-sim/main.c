@@ -29,7 +29,7 @@ static void run(struct sim *s)
 	struct event e;
 	double t0 = wall_now(), last = t0;
 	uint64_t next_sample = s->o.sample_ns;
-	if (s->csv_flows)
+	if (s->csv_flows || s->o.nfails)
 		evq_push(&s->q, 0, EV_SAMPLE, NULL, NULL, 0);
 	workload_kickoff(s);
 	while (evq_pop(&s->q, &e)) {
@@ -99,6 +99,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "droce-sim: cannot build the fabric: %s\n", strerror(errno));
 		return 1;
 	}
+	if (fabric_schedule_fails(s)) {
+		fprintf(stderr, "droce-sim: --fail names a link this fabric does not have\n");
+		return 1;
+	}
 	if (workload_build(s)) {
 		fprintf(stderr, "droce-sim: cannot build the workload\n");
 		return 1;
@@ -147,6 +151,7 @@ int main(int argc, char **argv)
 	free(s->conns);
 	free(s->q.h);
 	free(s->sample_ports);
+	free(s->series);
 	free(s);
 	return rc;
 }
