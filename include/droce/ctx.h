@@ -89,6 +89,14 @@ struct droce_ctx_stats {
 /** Copy the context counters. @return 0 or -EINVAL. */
 int droce_ctx_get_stats(const struct droce_ctx *ctx, struct droce_ctx_stats *out);
 
+/**
+ * The context's QPs (RC and UD; not the GSI QP), in QPN order: up to @p max
+ * into @p out (which may be NULL with @p max 0). From the context's thread.
+ * @return how many there are (more than @p max: the first @p max written).
+ */
+struct droce_qp;
+unsigned droce_ctx_qps(const struct droce_ctx *ctx, struct droce_qp **out, unsigned max);
+
 /** Name of a drop reason index, e.g. "BAD_ICRC", "UNKNOWN_QPN"; NULL past the last. */
 const char *droce_drop_reason_name(unsigned reason);
 

@@ -454,6 +454,13 @@ struct droce_qp_stats {
 	uint64_t delivery_mbps;     /**< measured delivery rate (window tuning), Mbit/s */
 	/* UD (IBTA 9.8.4) */
 	uint64_t ud_oversize;       /**< UD sends longer than the MTU: completed, not sent (C10-93.1.1) */
+	/* where the QP is, when the counters were copied */
+	uint8_t qp_state;           /**< enum droce_qp_state */
+	uint32_t psn_next;          /**< requester: PSN of the next new packet */
+	uint32_t psn_una;           /**< requester: oldest PSN not yet acknowledged */
+	uint32_t psn_expected;      /**< responder: the PSN it expects next (ePSN) */
+	uint64_t cc_rate_mbps;      /**< the rate the cc paces at (dcqcn's current rate);
+				         0 for algorithms that keep only a window */
 };
 
 /**
@@ -472,5 +479,8 @@ int droce_qp_set_cc(struct droce_qp *qp, const char *name);
 
 /** Copy a QP's counters. @return 0 or -EINVAL. */
 int droce_qp_get_stats(const struct droce_qp *qp, struct droce_qp_stats *out);
+
+/** The name of a QP's congestion control ("dcqcn", ...). Never NULL. */
+const char *droce_qp_cc_name(const struct droce_qp *qp);
 
 #endif

@@ -198,6 +198,12 @@ int droce_qp_get_stats(const struct droce_qp *qp, struct droce_qp_stats *out)
 	out->window_pkts = qp->ccs.wnd_pkts;
 	out->timeout_mode = qp->timeout_mode ? qp->timeout_mode : qp->ctx->p.timeout_mode;
 	out->delivery_mbps = (uint64_t)(qp->rtt.rate_bpns * 8000.0);
+	out->qp_state = (uint8_t)qp->state;
+	out->psn_next = qp->tp.npsn;
+	out->psn_una = qp->tp.una_psn;
+	out->psn_expected = qp->tp.epsn;
+	out->cc_rate_mbps = qp->cc && !strcmp(qp->cc->name, "dcqcn")
+				    ? (uint64_t)(qp->ccs.u.dcqcn.rc * 8000.0) : 0;
 	return 0;
 }
 
