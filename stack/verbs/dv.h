@@ -30,6 +30,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <infiniband/verbs.h>
 
@@ -116,6 +117,7 @@ struct dv_device {
 	uint8_t mac[6];
 	uint32_t roce_mtu;        /**< largest path MTU the port carries, bytes */
 	struct dv_context *open;  /**< the open context, if any */
+	pid_t eal_pid;            /**< the process that started EAL (lifecycle.c) */
 	pthread_mutex_t mu;       /**< guards the fields above (open/close) */
 };
 
@@ -174,6 +176,10 @@ int dv_engine_start(struct dv_device *d);
 int dv_engine_open(struct dv_context *c);
 /** Stop the progress thread and destroy the droce context. */
 void dv_engine_close(struct dv_context *c);
+/** At exit with @p c open: stop the progress thread, send what is queued,
+ *  go quiet; the lock stays held and nothing is freed (lifecycle.c).
+ *  @return the frames the last polls moved. */
+unsigned dv_engine_exit(struct dv_context *c);
 /** Resolve @p ip to a MAC on the port, polling meanwhile. Lock held. @return 0 or positive errno. */
 int dv_resolve(struct dv_context *c, const uint8_t ip[4], uint8_t mac[6]);
 
