@@ -275,6 +275,10 @@ int dv_query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr
 int dv_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *in,
 		       struct ibv_device_attr_ex *a, size_t len);
 
+/* reach.c: 0 when every byte of [addr, addr + len) is mapped readable (and
+ * writable if @p write), else EFAULT, as pinning it in a kernel driver. */
+int dv_mem_reachable(const void *addr, size_t len, bool write);
+
 #define DV_EXPORT __attribute__((visibility("default")))
 
 #endif
