@@ -91,9 +91,10 @@ int dv_ip_from_gid(const union ibv_gid *gid, uint8_t ip[4]);
 
 struct dv_context;
 
-/* DROCE_COMM_CORE mode (comm.c): channels (one per CQ), ring depth, and the
- * largest inline payload and SGE count a WR may carry through a ring. */
-#define DV_COMM_CHANNELS 64u
+/* DROCE_COMM_CORE mode (comm.c): channels (one per live CQ, reused once
+ * the CQ is destroyed), ring depth, and the largest inline payload and SGE
+ * count a WR may carry through a ring. */
+#define DV_COMM_CHANNELS 1024u
 #define DV_COMM_DEPTH 1024u
 #define DV_COMM_MAX_INLINE 256u
 
@@ -104,6 +105,7 @@ struct dv_chan {
 	atomic_int clock;           /**< consumer side (polls, event scans) */
 	uint32_t produced;          /**< commands pushed: picks the bounce slot */
 	uint8_t *bounce;            /**< DV_COMM_DEPTH inline slots */
+	bool used;                  /**< bound to a live CQ */
 };
 
 /** The one device of the process. */
@@ -148,7 +150,7 @@ struct dv_context {
 	struct dv_cq *cqs;          /**< every CQ (events scan the armed ones) */
 	struct droce_comm *comm;    /**< DROCE_COMM_CORE mode, else NULL */
 	struct dv_chan chan[DV_COMM_CHANNELS];
-	unsigned n_chan;
+	unsigned n_chan;            /**< channels allocated (in use or free) */
 	unsigned n_armed;           /**< CQs armed by req_notify_cq (lock held) */
 	int async_fd;               /**< an eventfd that never fires: no async events */
 };
@@ -253,6 +255,9 @@ int dv_comm_open(struct dv_context *c);
 void dv_comm_close(struct dv_context *c);
 /** Give @p cq a channel. dv_lock held. @return 0 or a positive errno. */
 int dv_comm_bind(struct dv_cq *cq);
+/** Take @p cq's channel back for the next CQ (no QP uses @p cq; what its
+ *  ring still holds is dropped). dv_lock held. */
+void dv_comm_unbind(struct dv_cq *cq);
 /** Move @p cq's ring into its stash. @return how many moved. */
 unsigned dv_comm_pull(struct dv_cq *cq);
 int dv_comm_poll_cq(struct dv_cq *cq, int n, struct ibv_wc *wc);

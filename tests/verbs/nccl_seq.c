@@ -432,28 +432,32 @@ static void check_unreachable(struct dev *d)
 	munmap(half, len);
 }
 
-/* Extra CQs as NCCL makes them (one per connection), created and destroyed
- * twice over: comm-core mode must reclaim them and allow more than 64. */
+/* Extra CQs as NCCL makes them (one per connection), n at a time, made and
+ * destroyed 16 times over: more than 1024 in all, more than 64 at once.
+ * Comm-core mode must allow that many live and take destroyed ones back. */
 static void churn_cqs(struct dev *d, int n)
 {
 	if (n <= 0)
 		return;
 	struct ibv_cq **cq = calloc((size_t)n, sizeof(*cq));
-	for (int round = 0; round < 2; round++) {
+	int rounds = 16, made_all = 0, bad = 0;
+	for (int round = 0; round < rounds && !bad; round++) {
 		int made = 0;
 		for (int i = 0; i < n; i++) {
 			cq[i] = S.create_cq(d->ctx, 2 * MAX_REQUESTS, NULL, NULL, 0);
 			if (!cq[i]) {
-				CHECK(0, "round %d: ibv_create_cq #%d: %s", round, i + 1, strerror(errno));
+				CHECK(0, "round %d: ibv_create_cq #%d (%d in all): %s", round, i + 1,
+				      made_all + i + 1, strerror(errno));
+				bad = 1;
 				break;
 			}
 			made++;
 		}
-		int bad = 0;
 		for (int i = 0; i < made; i++)
 			bad += S.destroy_cq(cq[i]) != 0;
-		CHECK(made == n && !bad, "round %d: %d CQs created and destroyed", round, made);
+		made_all += made;
 	}
+	CHECK(!bad && made_all == rounds * n, "%d CQs created and destroyed, %d alive at once", made_all, n);
 	free(cq);
 }
 
