@@ -302,7 +302,6 @@ static int open_dev(struct dev *d)
 		return -1;
 
 	struct ibv_device_attr da;
-	memset(&da, 0xa5, sizeof(da));
 	memset(&da, 0, sizeof(da)); /* NCCL zeroes it first */
 	int r = S.query_device(d->ctx, &da);
 	CHECK(r == 0 && da.phys_port_cnt == 1 && da.max_qp >= 2 * NCOMMS && da.sys_image_guid,
@@ -1007,8 +1006,13 @@ static int oob_open(int send_side, const char *host, int port)
 	if (!send_side) {
 		int l = socket(AF_INET, SOCK_STREAM, 0), one = 1;
 		setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1))
+		socklen_t alen = sizeof(a);
+		if (bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1) ||
+		    getsockname(l, (struct sockaddr *)&a, &alen))
 			return -1;
+		/* --tcp 0: a free port, for the script to hand to the sender. */
+		printf("note recv: out-of-band TCP port %d\n", ntohs(a.sin_port));
+		fflush(stdout);
 		int s = accept(l, NULL, NULL);
 		close(l);
 		return s;
@@ -1038,16 +1042,22 @@ static void close_comm(struct comm *c)
 	CHECK(!bad, "comm %d closed as NCCL closes it (QP, MRs, CQ; the device stays open)", c->k);
 }
 
-static int run_pair(int send_side, const char *host, int port, int iters, int cqs)
+/* ncclIbInitDevices up to the device's PD. @return 0 or -1. */
+static int start(struct dev *d)
 {
-	side = send_side ? "send" : "recv";
+	memset(d, 0, sizeof(*d));
 	ibv_handle = load_library();
 	CHECK(ibv_handle != NULL, "libibverbs loaded in NCCL's order: %s", ibv_handle ? "yes" : dlerror());
 	if (!ibv_handle || bind_syms(ibv_handle) || check_is_droce(ibv_handle))
-		return 1;
+		return -1;
+	return open_dev(d);
+}
+
+static int run_pair(int send_side, const char *host, int port, int iters, int cqs)
+{
+	side = send_side ? "send" : "recv";
 	struct dev d;
-	memset(&d, 0, sizeof(d));
-	if (open_dev(&d))
+	if (start(&d))
 		return 1;
 	check_unreachable(&d);
 	churn_cqs(&d, cqs);
@@ -1062,7 +1072,7 @@ static int run_pair(int send_side, const char *host, int port, int iters, int cq
 	CHECK(1, "%d connections: CQ of %d, RC QP %d/%d deep, INIT with REMOTE_WRITE", NCOMMS,
 	      2 * MAX_REQUESTS, 2 * MAX_REQUESTS, MAX_REQUESTS);
 	int fd = oob_open(send_side, host, port);
-	CHECK(fd >= 0, "out-of-band connection on TCP %d", port);
+	CHECK(fd >= 0, "out-of-band connection (TCP)");
 	if (fd < 0)
 		return 1;
 	for (int k = 0; k < NCOMMS; k++)
@@ -1179,12 +1189,8 @@ static int run_pair(int send_side, const char *host, int port, int iters, int cq
 static int run_unload(void)
 {
 	side = "unload";
-	ibv_handle = load_library();
-	if (!ibv_handle || bind_syms(ibv_handle) || check_is_droce(ibv_handle))
-		return 1;
 	struct dev d;
-	memset(&d, 0, sizeof(d));
-	if (open_dev(&d))
+	if (start(&d))
 		return 1;
 	struct comm c = {.k = 0, .send = 1, .iters = 0, .d = &d};
 	if (setup_comm(&c))

@@ -14,7 +14,6 @@ work=$(mktemp -d /tmp/droce-nccl-XXXXXX)
 spid=
 trap '[ -n "$spid" ] && kill $spid 2>/dev/null; rm -rf "$work"' EXIT
 sock=$work/memif.sock
-tcp=$((20000 + ($$ * 7) % 20000))
 export DROCE_VERBS_STATS=1
 export NCCL_SEQ_LIBDIR=$DROCE_VERBS_LIB
 quiet() { grep -v -E '^(EAL|TELEMETRY|rte_pmd_memif_probe|Frame size)|advertises MTU' "$1"; }
@@ -39,14 +38,20 @@ fi
 # (dlopen "libibverbs.so" first: droce's directory must hold that name);
 # the sender gets the NCCL_IBVERBS_LIB scripts/droce-run sets.
 timeout 90 "$run" "${comm[@]}" --port "memif:server,socket=$sock" --ip 198.18.0.1 \
-  env -u NCCL_IBVERBS_LIB "$seq" recv --tcp "$tcp" "${extra[@]}" >"$work/recv.out" 2>&1 &
+  env -u NCCL_IBVERBS_LIB "$seq" recv --tcp 0 "${extra[@]}" >"$work/recv.out" 2>&1 &
 spid=$!
-# DPDK's memif socket is abstract by default: look for it in /proc/net/unix.
-for _ in $(seq 200); do
-  { [ -S "$sock" ] || grep -q "@$sock\$" /proc/net/unix; } && break
+# The receiver listens for the out-of-band connection on a free port once
+# its device is open (its memif socket exists by then): wait for it.
+tcp=
+for _ in $(seq 1200); do
+  tcp=$(sed -n 's/^note recv: out-of-band TCP port \([0-9]*\)$/\1/p' "$work/recv.out")
+  [ -n "$tcp" ] && break
+  kill -0 $spid 2>/dev/null || break
   sleep 0.05
 done
-sleep 0.3
+if [ -z "$tcp" ]; then
+  wait $spid; echo "FAIL: the receiver never listened (exit $?)"; quiet "$work/recv.out"; spid=; exit 1
+fi
 timeout 90 "$run" "${ccomm[@]}" --port "memif:client,socket=$sock" --ip 198.18.0.2 \
   env NCCL_SEQ_WANT_ENV_LIB=1 "$seq" send --tcp "$tcp" "${extra[@]}" 127.0.0.1 >"$work/send.out" 2>&1
 crc=$?
