@@ -1185,7 +1185,7 @@ static int run_pair(int send_side, const char *host, int port, int iters, int cq
 	exit(f ? 1 : 0);
 }
 
-/* Issue 18 item 4: unload the libraries while droce's threads run. */
+/* Unload the libraries while droce's threads run: they must stay mapped. */
 static int run_unload(void)
 {
 	side = "unload";
