@@ -16,8 +16,13 @@
  * aligned stores are enough; elsewhere each word is a release store.
  * Never a store that crosses a 16-byte boundary, so a flag that is 8-byte
  * aligned in the destination is written by one store.
+ * The fused path (rx_fused.c, MIDDLE/LAST packets of 512 bytes or more)
+ * copies with droce_crc32_copy(), which stores 32-byte vectors in ascending
+ * order: the same order, at 32-byte grain (NCCL's FIFO writes, 512 bytes at
+ * most in one WRITE ONLY, never take it).
  * tests/unit/transport/test_place.c checks the order with a fault at every
- * 8-byte offset of the destination.
+ * 8-byte offset of the destination, and the responder's with a fault
+ * inside WRITEs the pair test bed delivers.
  */
 #ifndef DROCE_TRANSPORT_PLACE_H
 #define DROCE_TRANSPORT_PLACE_H
