@@ -499,6 +499,20 @@ struct comm {
 	int fail;
 };
 
+/* ncclIbRegMrDmaBufInternal for a user buffer on host memory: whole pages,
+ * and with relaxed ordering (NCCL_IB_PCI_RELAXED_ORDERING=2: on when
+ * ibv_reg_mr_iova2 exists) through ibv_reg_mr_iova2. */
+static struct ibv_mr *reg_user(struct ibv_pd *pd, void *p, size_t len)
+{
+	const int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)(pg - 1);
+	size_t pages = ((uintptr_t)p + len - a + pg - 1) / pg;
+	if (S.reg_mr_iova2)
+		return S.reg_mr_iova2(pd, (void *)a, pages * pg, a, (unsigned)(acc | IBV_ACCESS_RELAXED_ORDERING));
+	return S.reg_mr(pd, (void *)a, pages * pg, acc);
+}
+
 static void *xalloc(size_t n)
 {
 	void *p = NULL;
@@ -562,7 +576,7 @@ static int setup_comm(struct comm *c)
 			return -1;
 		c->fifo_mr = S.reg_mr(d->pd, c->fifo, sizeof(*c->fifo) * MAX_REQUESTS, acc);
 		c->sizes_stage_mr = S.reg_mr(d->pd, c->sizes_stage, sizeof(*c->sizes_stage) * MAX_REQUESTS, acc);
-		c->sbuf_mr = S.reg_mr(d->pd, c->sbuf, (size_t)MAX_RECVS * SLOT_BYTES, acc);
+		c->sbuf_mr = reg_user(d->pd, c->sbuf, (size_t)MAX_RECVS * SLOT_BYTES);
 		EXPECT(c->fifo_mr && c->sizes_stage_mr && c->sbuf_mr, "comm %d: sender MRs", c->k);
 		if (!c->fifo_mr || !c->sizes_stage_mr || !c->sbuf_mr)
 			return -1;
@@ -576,7 +590,7 @@ static int setup_comm(struct comm *c)
 			return -1;
 		c->elems_mr = S.reg_mr(d->pd, c->elems, sizeof(*c->elems) * MAX_REQUESTS, acc);
 		c->sizes_mr = S.reg_mr(d->pd, c->sizes, sizeof(*c->sizes) * MAX_REQUESTS, acc);
-		c->dbuf_mr = S.reg_mr(d->pd, c->dbuf, (size_t)WINDOW * MAX_RECVS * SLOT_BYTES, acc);
+		c->dbuf_mr = reg_user(d->pd, c->dbuf, (size_t)WINDOW * MAX_RECVS * SLOT_BYTES);
 		EXPECT(c->elems_mr && c->sizes_mr && c->dbuf_mr, "comm %d: receiver MRs", c->k);
 		if (!c->elems_mr || !c->sizes_mr || !c->dbuf_mr)
 			return -1;
@@ -1119,7 +1133,8 @@ static int run_pair(int send_side, const char *host, int port, int iters, int cq
 			left += !joined[k];
 		if (!left)
 			break;
-		struct ibv_mr *m = S.reg_mr(d.pd, scratch + (churned % 16) * 4096, (1 << 20) - 65536, acc);
+		struct ibv_mr *m = churned % 2 ? S.reg_mr(d.pd, scratch + (churned % 16) * 4096, (1 << 20) - 65536, acc)
+					       : reg_user(d.pd, scratch + 100 + (churned % 16) * 4096, 300000);
 		EXPECT(m != NULL, "main thread: ibv_reg_mr during traffic: %s", strerror(errno));
 		struct ibv_qp_attr qa;
 		struct ibv_qp_init_attr ia;
