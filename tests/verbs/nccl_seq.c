@@ -1212,8 +1212,18 @@ static int run_unload(void)
 		return 1;
 	CHECK(1, "a QP is up: the progress thread polls");
 	/* librdmacm too, with its pump thread running (rdma_bind_addr). */
-	void *cm = dlopen("librdmacm.so.1", RTLD_NOW);
+	/* By its unversioned name, as for libibverbs: droce's must win. */
+	void *cm = dlopen("librdmacm.so", RTLD_NOW);
+	CHECK(cm != NULL, "dlopen(\"librdmacm.so\"): %s", cm ? "loaded" : dlerror());
 	if (cm) {
+		Dl_info info;
+		void *fn = dlsym(cm, "rdma_create_id");
+		const char *dir = getenv("NCCL_SEQ_LIBDIR"), *where = NULL;
+		if (fn && dladdr(fn, &info))
+			where = info.dli_fname;
+		char want[4096], got[4096];
+		CHECK(where && dir && realpath(dir, want) && realpath(where, got) &&
+		      !strncmp(got, want, strlen(want)), "librdmacm.so is droce's (%s)", where ? where : "?");
 		void *(*mkch)(void);
 		int (*mkid)(void *, void **, void *, int);
 		int (*bind)(void *, struct sockaddr *);
