@@ -111,6 +111,9 @@ struct dv_chan {
 /** The one device of the process. */
 struct dv_device {
 	struct ibv_device ibdev;  /* first: ibv_device pointers are ours */
+	/* Next, where rdma-core's verbs_device has its ops pointer: a
+	 * provider asked about droce0 (libmlx5's mlx5dv_is_supported, which
+	 * NCCL calls) reads cfg's first bytes, text, never its own ops. */
 	struct dv_config cfg;
 	bool configured;          /**< the environment parsed */
 	bool stats;               /**< DROCE_VERBS_STATS: print QP counters at destroy */

@@ -49,6 +49,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -288,12 +289,24 @@ static void *async_main(void *arg)
 
 static int open_dev(struct dev *d)
 {
+	/* mlx5dvsymbols.cc: rdma-core's libmlx5 (ibverbs-providers), loaded
+	 * over droce's libibverbs, asked whether each device is an mlx5. */
+	void *mlx5 = dlopen("libmlx5.so", RTLD_NOW);
+	if (!mlx5)
+		mlx5 = dlopen("libmlx5.so.1", RTLD_NOW);
+	bool (*is_mlx5)(struct ibv_device *) = NULL;
+	if (mlx5)
+		*(void **)&is_mlx5 = dlvsym(mlx5, "mlx5dv_is_supported", "MLX5_1.8");
 	CHECK(S.fork_init() == 0, "ibv_fork_init() returns 0 (NCCL calls it first)");
 	int n = 0;
 	struct ibv_device **list = S.get_device_list(&n);
 	CHECK(list && n == 1, "one device listed (%d)", n);
 	if (!list || n < 1)
 		return -1;
+	if (is_mlx5)
+		CHECK(!is_mlx5(list[0]), "libmlx5's mlx5dv_is_supported(droce0): false (provider None)");
+	else
+		printf("note %s: no libmlx5 with mlx5dv_is_supported@MLX5_1.8 (NCCL goes on without)\n", side);
 	const char *name = S.get_device_name(list[0]);
 	CHECK(name && !strcmp(name, "droce0"), "device droce0 (NCCL_IB_HCA=droce0)");
 	d->ctx = S.open_device(list[0]);
