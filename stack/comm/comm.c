@@ -89,8 +89,10 @@ struct droce_chan *droce_comm_chan(struct droce_comm *c, unsigned i)
 		return c->chan[i];
 	struct droce_chan *ch = calloc(1, sizeof(*ch));
 	size_t cmd_bytes = (size_t)c->depth * sizeof(struct cmd);
+	/* aligned_alloc wants a multiple of the alignment (C11 7.22.3.1). */
+	size_t bytes = (cmd_bytes + (size_t)c->depth * sizeof(struct droce_wc) + 63) & ~(size_t)63;
 	if (ch)
-		ch->mem = aligned_alloc(64, cmd_bytes + (size_t)c->depth * sizeof(struct droce_wc));
+		ch->mem = aligned_alloc(64, bytes);
 	if (!ch || !ch->mem) {
 		free(ch);
 		errno = ENOMEM;
