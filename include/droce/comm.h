@@ -32,24 +32,40 @@ struct droce_chan;
 /** Most SGEs a WR posted through a channel may carry. */
 #define DROCE_CHAN_MAX_SGE 4
 
+/** Most channels a comm may have. */
+#define DROCE_COMM_MAX_CHAN 4096
+
 /**
- * Create the comm-core state for @p ctx with @p n_chan channels whose rings
- * hold @p depth entries each (a power of two; 0 = 1024).
- * @return NULL with errno EINVAL (no ctx, n_chan 0 or > 64, depth not a power of two) or ENOMEM.
+ * Create the comm-core state for @p ctx with up to @p n_chan channels whose
+ * rings hold @p depth entries each (a power of two; 0 = 1024). A channel's
+ * rings (about depth * 250 bytes) are allocated when droce_comm_chan()
+ * first returns it, and the comm core looks only at channels handed out.
+ * @return NULL with errno EINVAL (no ctx, n_chan 0 or > DROCE_COMM_MAX_CHAN,
+ * depth not a power of two) or ENOMEM.
  */
 struct droce_comm *droce_comm_create(struct droce_ctx *ctx, unsigned n_chan, unsigned depth);
 
 /** Free it (the context is not touched). */
 void droce_comm_destroy(struct droce_comm *comm);
 
-/** Channel @p i, or NULL when out of range. */
+/** Channel @p i (allocated by the first call), or NULL when out of range
+ *  (or out of memory: errno ENOMEM). Not concurrent with droce_comm_poll(). */
 struct droce_chan *droce_comm_chan(struct droce_comm *comm, unsigned i);
 
 /**
- * Deliver @p cq's completions to @p chan. Call before the threads start.
- * @return 0, -EINVAL (NULL), -EBUSY (bound already), -ENOSPC (too many CQs).
+ * Deliver @p cq's completions to @p chan (several CQs may share one).
+ * Not concurrent with droce_comm_poll().
+ * @return 0, -EINVAL (NULL), -EBUSY (bound already), -ENOMEM.
  */
 int droce_comm_bind_cq(struct droce_comm *comm, struct droce_cq *cq, struct droce_chan *chan);
+
+/**
+ * Stop delivering @p cq's completions, before droce_destroy_cq(): its
+ * channel may then serve another CQ. Completions already in the channel's
+ * ring stay there. Not concurrent with droce_comm_poll().
+ * @return 0, -EINVAL (NULL), -ENOENT (not bound).
+ */
+int droce_comm_unbind_cq(struct droce_comm *comm, struct droce_cq *cq);
 
 /**
  * Comm-core side: move posted WRs from every channel into their QPs, run

@@ -25,6 +25,7 @@
 #include <errno.h>
 
 #include "wire/psn.h"
+#include "transport/place.h"
 #include "transport/tp_int.h"
 #include "wire/opcode.h"
 
@@ -376,8 +377,11 @@ static enum resp_state execute(struct resp_ctx *c)
 			qp->tp.wr_len = qp->tp.wr_left = pkt->h.ext.reth.dma_len;
 		}
 		if (c->plen) {
-			if (!pkt->placed) /* transport/rx_fused.c copied it while checking the ICRC */
-				memcpy(qp->tp.wr_ptr, pkt->payload, c->plen);
+			/* In ascending address order: peers poll flags a WRITE
+			 * stores last (place.h). rx_fused.c has copied it
+			 * already (in order too) while checking the ICRC. */
+			if (!pkt->placed)
+				droce_place(qp->tp.wr_ptr, pkt->payload, c->plen);
 			qp->tp.wr_ptr += c->plen;
 			qp->tp.wr_left -= c->plen;
 		}

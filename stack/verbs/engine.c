@@ -300,6 +300,7 @@ int dv_engine_start(struct dv_device *d)
 			return -r;
 		}
 		d->eal_up = true;
+		d->eal_pid = getpid();
 	}
 	if (d->port)
 		return 0;
@@ -432,6 +433,26 @@ void dv_engine_close(struct dv_context *c)
 	droce_ctx_destroy(c->dctx);
 	c->dctx = NULL;
 	rte_delay_us_sleep(CLOSE_LINGER_US);
+}
+
+unsigned dv_engine_exit(struct dv_context *c)
+{
+	if (c->have_thread) {
+		atomic_store(&c->stop, true);
+		pthread_join(c->thread, NULL);
+		c->have_thread = false;
+	}
+	dv_lock(c);
+	if (!c->dctx)
+		return 0;
+	/* Not an application poll: ACKs held for its next request leave now. */
+	unsigned moved = 0;
+	uint64_t end = dv_now(c) + CLOSE_FLUSH_NS;
+	do
+		moved += droce_ctx_poll(c->dctx, dv_now(c));
+	while (droce_port_tx_pending(c->port) && dv_now(c) < end);
+	rte_delay_us_sleep(CLOSE_LINGER_US);
+	return moved;
 }
 
 int dv_resolve(struct dv_context *c, const uint8_t ip[4], uint8_t mac[6])

@@ -56,6 +56,14 @@ static struct ibv_mr *reg(struct ibv_pd *pd, void *addr, size_t len, uint64_t io
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
+	/* Memory droce cannot reach fails here, as pinning fails in a kernel
+	 * driver (reach.c): EFAULT now, not a fault in a later transfer. */
+	int e = dv_mem_reachable(addr, len, a & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+						 IBV_ACCESS_REMOTE_ATOMIC));
+	if (e) {
+		errno = e;
+		return NULL;
+	}
 	unsigned da = 0;
 	if (a & IBV_ACCESS_LOCAL_WRITE)
 		da |= DROCE_ACCESS_LOCAL_WRITE;
@@ -73,7 +81,7 @@ static struct ibv_mr *reg(struct ibv_pd *pd, void *addr, size_t len, uint64_t io
 	}
 	dv_lock(c);
 	mr->dmr = droce_reg_mr(c->dctx, addr, len, da);
-	int e = errno;
+	e = errno;
 	dv_unlock(c);
 	if (!mr->dmr) {
 		free(mr);

@@ -249,6 +249,79 @@ static void test_comm_core_send_with_imm(void **state)
 	free(w);
 }
 
+/*
+ * More than the 64 channels and 256 CQs the comm once had, allocated as
+ * they are asked for, and a CQ's channel taken back (unbind) and serving
+ * the next CQ: its completions, not the old one's (the verbs' comm-core
+ * mode gives each CQ a channel and reuses it after ibv_destroy_cq).
+ */
+static void test_comm_channels_reclaimed(void **state)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	w->ml = droce_memlink_create(NULL);
+	make_side(w, 0);
+	struct droce_ctx *ctx = w->s[0].ctx;
+	errno = 0;
+	assert_null(droce_comm_create(ctx, DROCE_COMM_MAX_CHAN + 1, 64));
+	assert_int_equal(errno, EINVAL);
+	struct droce_comm *c = droce_comm_create(ctx, 300, 64);
+	assert_non_null(c);
+	assert_null(droce_comm_chan(c, 300));
+	struct droce_chan *last = droce_comm_chan(c, 299);
+	assert_non_null(last);
+	assert_ptr_equal(droce_comm_chan(c, 299), last);
+	enum { NCQ = 300 };
+	static struct droce_cq *cq[NCQ];
+	for (unsigned i = 0; i < NCQ; i++) {
+		cq[i] = droce_create_cq(ctx, 16);
+		assert_non_null(cq[i]);
+		/* 200 channels, the last 100 CQs sharing some of them */
+		assert_int_equal(droce_comm_bind_cq(c, cq[i], droce_comm_chan(c, i % 200)), 0);
+	}
+	assert_int_equal(droce_comm_unbind_cq(c, cq[5]), 0);
+	assert_int_equal(droce_comm_unbind_cq(c, cq[5]), -ENOENT);
+	assert_int_equal(droce_comm_unbind_cq(c, NULL), -EINVAL);
+	assert_int_equal(droce_destroy_cq(cq[5]), 0);
+	/* Channel 205 % 200 = 5 still serves cq[205]: unbind it too. */
+	assert_int_equal(droce_comm_unbind_cq(c, cq[205]), 0);
+	struct droce_cq *fresh = droce_create_cq(ctx, 16);
+	assert_non_null(fresh);
+	struct droce_chan *ch5 = droce_comm_chan(c, 5);
+	assert_int_equal(droce_comm_bind_cq(c, fresh, ch5), 0);
+	/* A QP on the fresh CQ, in ERR: a receive posted through channel 5 is
+	 * flushed into the fresh CQ and must come back on channel 5. */
+	struct droce_qp_init_attr ia = {.send_cq = fresh, .recv_cq = fresh,
+					.cap = {.max_send_wr = 4, .max_recv_wr = 4,
+						.max_send_sge = 1, .max_recv_sge = 1}};
+	struct droce_qp *qp = droce_create_qp(ctx, &ia);
+	assert_non_null(qp);
+	struct droce_qp_attr a = {0};
+	a.qp_state = DROCE_QPS_INIT;
+	a.qp_access_flags = DROCE_ACCESS_REMOTE_WRITE;
+	a.pkey = DROCE_DEFAULT_PKEY;
+	assert_int_equal(droce_modify_qp(qp, &a, DROCE_QP_STATE | DROCE_QP_ACCESS_FLAGS | DROCE_QP_PKEY), 0);
+	a.qp_state = DROCE_QPS_ERR;
+	assert_int_equal(droce_modify_qp(qp, &a, DROCE_QP_STATE), 0);
+	struct droce_recv_wr rwr = {.wr_id = 777};
+	assert_int_equal(droce_chan_post_recv(ch5, qp, &rwr), 0);
+	struct droce_wc wc;
+	int n = 0;
+	for (int i = 0; i < 100 && n == 0; i++) {
+		droce_comm_poll(c, now_ns());
+		n = droce_chan_poll_cq(ch5, 1, &wc);
+	}
+	assert_int_equal(n, 1);
+	assert_int_equal(wc.wr_id, 777);
+	assert_int_equal(wc.status, DROCE_WC_WR_FLUSH_ERR);
+	assert_int_equal(droce_destroy_qp(qp), 0);
+	droce_comm_destroy(c);
+	droce_comm_destroy(w->s[0].comm);
+	droce_ctx_destroy(ctx);
+	free(w->s[0].buf);
+	droce_memlink_destroy(w->ml);
+	free(w);
+}
+
 static void test_comm_create_rejects(void **state)
 {
 	errno = 0;
@@ -263,6 +336,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_comm_create_rejects),
+		cmocka_unit_test(test_comm_channels_reclaimed),
 		cmocka_unit_test(test_comm_core_send_with_imm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
