@@ -59,7 +59,10 @@ struct droce_comm *droce_comm_create(struct droce_ctx *ctx, unsigned n_chan, uns
 	for (unsigned i = 0; i < n_chan; i++) {
 		struct droce_chan *ch = &c->chan[i];
 		size_t cmd_bytes = (size_t)depth * sizeof(struct cmd);
-		ch->mem = aligned_alloc(64, cmd_bytes + (size_t)depth * sizeof(struct droce_wc));
+		/* aligned_alloc wants a multiple of the alignment (C11 7.22.3.1;
+		 * a shallow ring's 400 bytes were refused under ASan). */
+		size_t bytes = cmd_bytes + (size_t)depth * sizeof(struct droce_wc);
+		ch->mem = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
 		if (!ch->mem) {
 			c->n_chan = i;
 			droce_comm_destroy(c);
