@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/core_int.h"
+#include "core/rand.h"
 #include "wire/icrc_fast.h"
 #include "transport/rx_fused.h"
 #include "wire/opcode.h"
@@ -46,23 +47,13 @@ void droce_ctx_params_init(struct droce_ctx_params *p)
 	p->line_rate_gbps = 100;
 }
 
-/* xorshift64*: rkey bits and UDP source ports; per context, seeded. */
-uint64_t droce_ctx_rand(struct droce_ctx *ctx)
-{
-	uint64_t x = ctx->rng;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	ctx->rng = x;
-	return x * 0x2545F4914F6CDD1DULL;
-}
-
 struct droce_ctx *droce_ctx_create(const struct droce_ctx_params *p)
 {
 	if (!p || !p->link.ops || !p->link.ops->tx || !p->link.ops->rx_burst ||
 	    (p->ip_version != 4 && p->ip_version != 6) || p->max_qps == 0 ||
 	    p->max_qps > (DROCE_QPN_MASK - DROCE_QPN_BASE) || p->max_mrs == 0 ||
-	    p->max_mrs > (1u << 24) || p->burst == 0 || p->burst > 4096) {
+	    p->max_mrs > (1u << 24) || p->burst == 0 || p->burst > 4096 ||
+	    (p->max_mtu && !droce_mtu_bytes((enum droce_mtu)p->max_mtu))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -89,6 +80,8 @@ struct droce_ctx *droce_ctx_create(const struct droce_ctx_params *p)
 		ctx->p.window_min_bytes = DROCE_DEFAULT_WINDOW_MIN_BYTES;
 	if (!(ctx->p.line_rate_gbps > 0))
 		ctx->p.line_rate_gbps = 100;
+	if (!ctx->p.max_mtu)
+		ctx->p.max_mtu = DROCE_MTU_4096;
 	ctx->link = p->link;
 	ctx->cc = cc;
 	/* One slot more than max_qps: the GSI QP's (QPN 1, index max_qps). */
@@ -107,16 +100,27 @@ struct droce_ctx *droce_ctx_create(const struct droce_ctx_params *p)
 		errno = ENOMEM;
 		return NULL;
 	}
-	uint64_t seed = p->seed;
-	if (!seed) {
-		/* From the address: two contexts differ, runs repeat. */
-		seed = 0x9E3779B97F4A7C15ULL;
-		for (unsigned i = 0; i < 16; i++)
-			seed = (seed ^ p->ip[i]) * 0x100000001B3ULL;
-		for (unsigned i = 0; i < 6; i++)
-			seed = (seed ^ p->mac[i]) * 0x100000001B3ULL;
+	int rc = droce_ctx_seed(ctx, p->seed);
+	if (rc) {
+		free(ctx->qps);
+		free(ctx->mrs);
+		free(ctx->rxf);
+		free(ctx->due);
+		droce_timers_fini(&ctx->timers);
+		free(ctx);
+		errno = -rc;
+		return NULL;
 	}
-	ctx->rng = seed ? seed : 1;
+	/* Keys: the slot in the low bits (one mask per lookup), the rest the
+	 * slot's registration count permuted under the context's secret
+	 * (core/mr.c): at least 8 bits, 20 with the default 4096 MRs. */
+	ctx->mr_bits = 1;
+	while ((1u << ctx->mr_bits) < p->max_mrs)
+		ctx->mr_bits++;
+	ctx->mr_mask = (1u << ctx->mr_bits) - 1;
+	ctx->pd0.ctx = ctx;
+	ctx->pd0.id = 1;
+	ctx->pd_next = 2;
 	droce_icrc_seeds_init(&ctx->icrc_seeds);
 	return ctx;
 }
@@ -135,6 +139,8 @@ int droce_ctx_destroy(struct droce_ctx *ctx)
 	for (uint32_t i = 0; i < ctx->p.max_mrs; i++)
 		if (ctx->mrs[i].used)
 			droce_dereg_mr(&ctx->mrs[i].mr);
+	while (ctx->pds) /* nothing is in them any more */
+		droce_dealloc_pd(ctx->pds);
 	while (ctx->cqs)
 		droce_destroy_cq(ctx->cqs); /* no QP uses it any more */
 	free(ctx->qps);

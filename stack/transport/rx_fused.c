@@ -10,8 +10,9 @@
 /* Would rx_one and the responder take this frame straight to execute()'s
  * WRITE branch? Mirrors, check by check, ctx.c (destination IP, QP lookup,
  * P_Key: IBTA 10.9.3) and responder.c (state, chk_psn, chk_op_seq,
- * chk_op_valid, chk_length; chk_resource and chk_rkey pass for a plain
- * MIDDLE/LAST). Any doubt says no: the old path is always correct. */
+ * chk_op_valid, chk_length, chk_rkey's registration check; chk_resource
+ * passes for a plain MIDDLE/LAST). Any doubt says no: the old path is
+ * always correct. */
 static struct droce_qp *target_qp(struct droce_ctx *ctx, const struct droce_pkt *pkt)
 {
 	const struct droce_opcode_info *oi = pkt->op;
@@ -36,6 +37,10 @@ static struct droce_qp *target_qp(struct droce_ctx *ctx, const struct droce_pkt 
 	const struct droce_tp *t = &qp->tp;
 	if (pkt->h.bth.psn != t->epsn || t->in_msg != DROCE_OPF_WRITE ||
 	    !(qp->attr.qp_access_flags & DROCE_ACCESS_REMOTE_WRITE) || !t->wr_ptr)
+		return NULL;
+	/* chk_rkey's per-packet check: the region is still the one the FIRST
+	 * was checked against (a deregistered one: the responder NAKs). */
+	if (!droce_mr_ref_live(ctx, t->wr_mr))
 		return NULL;
 	uint32_t plen = pkt->h.payload_len;
 	/* The responder's PadCnt check (9.2.2): pad = what the length needs. */
