@@ -58,8 +58,12 @@ enum droce_tmr_state { DROCE_TMR_IDLE, DROCE_TMR_ACK, DROCE_TMR_RNR };
 
 struct droce_tp_timer {
 	uint8_t state;            /* enum droce_tmr_state */
+	bool held;                /* an expiry came with the resend still not out: the
+				     next one counts (a link that takes nothing, as a
+				     memif whose peer died, must not hold the QP in RTS
+				     for ever) */
 	bool resend_pending;      /* rewound, the first resent packet has not left yet:
-				     an expiry then counts no retry (issue 8 item 1) */
+				     the first expiry then counts no retry */
 	uint64_t at;              /* ACK or RNR deadline; 0 in IDLE */
 	uint64_t pace_at;         /* 0 = no pacing wait */
 };

@@ -53,6 +53,7 @@ void droce_req_reset(struct droce_qp *qp)
 	t->back_psn = 0;
 	t->tmr.state = DROCE_TMR_IDLE;
 	t->tmr.resend_pending = false;
+	t->tmr.held = false;
 	t->tmr.at = t->tmr.pace_at = 0;
 }
 

@@ -11,7 +11,10 @@
  *     run under AddressSanitizer these also prove no byte of freed memory is
  *     read or written;
  *   - protection domains (10.6.3, 10.2.3): an R_Key or L_Key of a region in
- *     another PD than the QP's is refused; a PD in use cannot be freed.
+ *     another PD than the QP's is refused; a PD in use cannot be freed;
+ *   - a peer that vanishes: outstanding work completes with RETRY_EXC_ERR in
+ *     bounded (virtual) time and the QP goes to ERR, whether the link drops
+ *     the frames or refuses them (a memif whose peer died).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -404,6 +407,56 @@ static void test_pd_dealloc_busy(void **state)
 	assert_int_equal(droce_destroy_cq(cq), 0);
 }
 
+/* ---------------------------------------------------- peer vanishes -- */
+
+/* B stops polling for good. A's WRITEs go unanswered: each ACK timeout is
+ * a retry, and after retry_cnt of them the WQE completes RETRY_EXC_ERR, the
+ * rest are flushed, the QP is in ERR, all within (retry_cnt + 1) x 4 ACK
+ * timeouts (9.7.6.1.3 allows up to 4x the nominal one). */
+static void peer_vanishes(struct fx *f)
+{
+	struct pair *p = &f->p;
+	struct droce_mr *am = pair_mr(p, SIDE_A, 256 * KB, f->o.access, 0xAA);
+	struct droce_wc wc[8];
+	for (unsigned i = 0; i < 4; i++)
+		assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, i, am, i * 64 * KB,
+					   64 * KB, 0x1000, 0x1234, DROCE_SEND_SIGNALED, 0), 0);
+	uint64_t t0 = p->now;
+	uint64_t bound = (uint64_t)(f->o.retry_cnt + 1) * 4 * ack_timeout_ns(f->o.timeout);
+	int got = 0;
+	for (unsigned it = 0; it < 100000 && got < 4 && p->now - t0 <= bound; it++) {
+		droce_ctx_poll(p->ctx[SIDE_A], p->now);
+		got += droce_poll_cq(f->c.scq[SIDE_A], 8, wc + got);
+		uint64_t d = droce_ctx_next_deadline(p->ctx[SIDE_A]);
+		if (d != UINT64_MAX && d > p->now)
+			p->now = d;
+	}
+	if (got < 1)
+		fail_msg("no completion %llu ns after the peer vanished (bound %llu)",
+			 (unsigned long long)(p->now - t0), (unsigned long long)bound);
+	assert_int_equal(wc[0].status, DROCE_WC_RETRY_EXC_ERR);
+	assert_int_equal(got, 4);
+	for (int i = 1; i < got; i++)
+		assert_int_equal(wc[i].status, DROCE_WC_WR_FLUSH_ERR);
+	assert_int_equal(qp_state(f->c.qp[SIDE_A]), DROCE_QPS_ERR);
+}
+
+/* The frames still leave (a switch drops them). */
+static void test_peer_vanishes_frames_dropped(void **state)
+{
+	struct fx *f = *state;
+	pair_rule(&f->p, A_TO_B, DROCE_IMPAIR_DROP, -1, -1, 0);
+	peer_vanishes(f);
+}
+
+/* The link takes nothing more (a memif whose peer died: its ring is full
+ * and stays full): every transmission is refused. */
+static int setup_shallow(void **state) { *state = fx_new(DROCE_MTU_1024, 8); return 0; }
+static void test_peer_vanishes_link_refuses(void **state)
+{
+	peer_vanishes(*state);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -419,6 +472,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pd_rkey_same_pd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pd_lkey_other_pd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pd_dealloc_busy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_vanishes_frames_dropped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_vanishes_link_refuses, setup_shallow, teardown),
 	};
 	return droce_test_run("transport_security", tests, sizeof(tests) / sizeof(tests[0]));
 }
