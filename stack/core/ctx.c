@@ -285,25 +285,28 @@ static struct droce_qp *rx_one(struct droce_ctx *ctx, const struct droce_rx_fram
 		return NULL;
 	}
 	enum droce_service svc = droce_opcode_service(pkt.h.bth.opcode);
-	if (svc == DROCE_SVC_CNP) {
-		droce_tp_rx(qp, &pkt, now);
-		after_rx(qp);
-		ctx->stats.drop[DROCE_DROP_CNP_HANDLED]++;
-		return qp;
-	}
-	if (svc != DROCE_SVC_RC || qp->type != DROCE_QPT_RC)
+	if (svc != DROCE_SVC_CNP && (svc != DROCE_SVC_RC || qp->type != DROCE_QPT_RC))
 		return rx_not_rc(ctx, qp, &pkt, svc, now);
+	/* A CNP passes the same two checks as the QP's other packets: it slows
+	 * the QP down, so a stranger's must not (A17.9.3, 10.9.3). */
 	if (!pkey_ok(pkt.h.bth.pkey, qp->attr.pkey)) {
 		droce_ctx_drop(ctx, qp, DROCE_DROP_BAD_PKEY);
 		return NULL;
 	}
 	/* An RC QP talks to one peer (its address vector, 11.2.5.1 RTR): a
 	 * packet from any other address is not its peer's, whatever its PSN
-	 * (issue 8 item 9; rxe checks the source GID the same way). */
-	if (qp->state >= DROCE_QPS_RTR &&
+	 * (rxe checks the source GID the same way). A UD QP has no peer: its
+	 * CNPs are counted and ignored (transport/ud.c). */
+	if (qp->type == DROCE_QPT_RC && qp->state >= DROCE_QPS_RTR &&
 	    !droce_ip_eq(pkt.h.net.src_ip, qp->attr.ah_attr.dst_ip, ctx->p.ip_version == 4)) {
 		droce_ctx_drop(ctx, qp, DROCE_DROP_SRC_IP);
 		return NULL;
+	}
+	if (svc == DROCE_SVC_CNP) {
+		droce_tp_rx(qp, &pkt, now);
+		after_rx(qp);
+		ctx->stats.drop[DROCE_DROP_CNP_HANDLED]++;
+		return qp;
 	}
 	droce_tp_rx(qp, &pkt, now);
 	after_rx(qp);

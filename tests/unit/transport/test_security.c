@@ -14,7 +14,8 @@
  *     another PD than the QP's is refused; a PD in use cannot be freed;
  *   - a peer that vanishes: outstanding work completes with RETRY_EXC_ERR in
  *     bounded (virtual) time and the QP goes to ERR, whether the link drops
- *     the frames or refuses them (a memif whose peer died).
+ *     the frames or refuses them (a memif whose peer died);
+ *   - CNPs are taken only from the QP's peer, with its P_Key (A17.9.3).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -457,6 +458,35 @@ static void test_peer_vanishes_link_refuses(void **state)
 	peer_vanishes(*state);
 }
 
+/* ----------------------------------------------------------------- CNP -- */
+
+static void inject_cnp(struct fx *f, int from_side_ip, uint16_t pkey)
+{
+	struct droce_hdrs h;
+	pair_hdrs(&f->p, SIDE_B, &h, DROCE_OP_CNP, f->c.qpn[SIDE_A], 0);
+	h.bth.pkey = pkey;
+	h.bth.ack_req = false;
+	if (from_side_ip != SIDE_B) {
+		h.net.src_ip[3] = 99; /* an address that is not A's peer */
+	}
+	assert_int_equal(pair_inject(&f->p, SIDE_B, &h, NULL), 0);
+	pair_run(&f->p, MS);
+}
+
+/* A17.9.3: a CNP slows the QP it names; only its peer may send one, with
+ * the QP's P_Key (10.9.3), as every other packet for the QP. */
+static void test_cnp_checked(void **state)
+{
+	struct fx *f = *state;
+	struct droce_qp *a = f->c.qp[SIDE_A];
+	inject_cnp(f, 3, DROCE_DEFAULT_PKEY);
+	assert_int_equal(qp_stats(a).cnp_rcvd, 0);
+	inject_cnp(f, SIDE_B, 0x1234);
+	assert_int_equal(qp_stats(a).cnp_rcvd, 0);
+	inject_cnp(f, SIDE_B, DROCE_DEFAULT_PKEY);
+	assert_int_equal(qp_stats(a).cnp_rcvd, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -474,6 +504,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pd_dealloc_busy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_peer_vanishes_frames_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_peer_vanishes_link_refuses, setup_shallow, teardown),
+		cmocka_unit_test_setup_teardown(test_cnp_checked, setup, teardown),
 	};
 	return droce_test_run("transport_security", tests, sizeof(tests) / sizeof(tests[0]));
 }
