@@ -259,11 +259,122 @@ static void test_comm_create_rejects(void **state)
 	assert_int_equal(droce_chan_post_send(ch, NULL, &wr), -EINVAL);
 }
 
+/* ------------------------------------------- destroy with commands queued -- */
+
+/* One context, no peer: a QP in RESET refuses every send, so each command
+ * becomes a completion on the channel. With the channel's completion ring
+ * full, the comm core takes no command (a refusal must have somewhere to
+ * go): commands for a QP stay in the command ring. Destroying that QP
+ * through droce_comm_destroy_qp() drops them (verbs: a destroyed QP's
+ * outstanding WRs complete no more); the next polls must not touch the
+ * freed QP (under ASan, droce_destroy_qp in its place is a
+ * heap-use-after-free in droce_post_send) and deliver nothing for it. */
+static void test_comm_destroy_qp_with_commands_queued(void **state)
+{
+	(void)state;
+	struct droce_memlink *ml = droce_memlink_create(NULL);
+	struct droce_ctx_params p;
+	droce_ctx_params_init(&p);
+	p.link = droce_memlink_end(ml, 0);
+	p.seed = 5;
+	struct droce_ctx *ctx = droce_ctx_create(&p);
+	assert_non_null(ctx);
+	struct droce_cq *cq = droce_create_cq(ctx, 64);
+	struct droce_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq};
+	struct droce_qp *keep = droce_create_qp(ctx, &ia), *gone = droce_create_qp(ctx, &ia);
+	assert_non_null(keep);
+	assert_non_null(gone);
+	struct droce_comm *comm = droce_comm_create(ctx, 1, 2);
+	struct droce_chan *ch = droce_comm_chan(comm, 0);
+	assert_int_equal(droce_comm_bind_cq(comm, cq, ch), 0);
+	struct droce_send_wr wr = {.opcode = DROCE_WR_SEND};
+	/* Two refusals fill the completion ring. */
+	for (unsigned i = 0; i < 2; i++) {
+		wr.wr_id = 100 + i;
+		assert_int_equal(droce_chan_post_send(ch, keep, &wr), 0);
+	}
+	droce_comm_poll(comm, 1);
+	/* Two commands for the QP about to go: they stay in the ring. */
+	for (unsigned i = 0; i < 2; i++) {
+		wr.wr_id = 200 + i;
+		assert_int_equal(droce_chan_post_send(ch, gone, &wr), 0);
+	}
+	droce_comm_poll(comm, 2);
+	assert_int_equal(droce_chan_post_send(ch, gone, &wr), -EAGAIN);
+	assert_int_equal(droce_comm_destroy_qp(comm, gone), 0);
+	struct droce_wc wc[4];
+	assert_int_equal(droce_chan_poll_cq(ch, 4, wc), 2);
+	assert_int_equal(wc[0].wr_id, 100);
+	assert_int_equal(wc[1].wr_id, 101);
+	for (unsigned i = 0; i < 4; i++)
+		droce_comm_poll(comm, 3 + i);
+	assert_int_equal(droce_chan_poll_cq(ch, 4, wc), 0);
+	/* The ring works on: a command for the QP that stayed is refused as before. */
+	wr.wr_id = 300;
+	assert_int_equal(droce_chan_post_send(ch, keep, &wr), 0);
+	droce_comm_poll(comm, 10);
+	assert_int_equal(droce_chan_poll_cq(ch, 4, wc), 1);
+	assert_int_equal(wc[0].wr_id, 300);
+	assert_int_equal(wc[0].status, DROCE_WC_LOC_QP_OP_ERR);
+	droce_comm_destroy(comm);
+	droce_ctx_destroy(ctx);
+	droce_memlink_destroy(ml);
+}
+
+/* The same for an address handle: a queued send naming a handle destroyed
+ * through droce_comm_destroy_ah() is refused (LOC_QP_OP_ERR, vendor_err
+ * EINVAL), never posted with the freed handle. */
+static void test_comm_destroy_ah_with_commands_queued(void **state)
+{
+	(void)state;
+	struct droce_memlink *ml = droce_memlink_create(NULL);
+	struct droce_ctx_params p;
+	droce_ctx_params_init(&p);
+	p.link = droce_memlink_end(ml, 0);
+	p.seed = 6;
+	struct droce_ctx *ctx = droce_ctx_create(&p);
+	struct droce_cq *cq = droce_create_cq(ctx, 64);
+	struct droce_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq, .qp_type = DROCE_QPT_UD};
+	struct droce_qp *qp = droce_create_qp(ctx, &ia);
+	assert_non_null(qp);
+	struct droce_ah_attr aa = {.ip_version = 4};
+	struct droce_ah *ah = droce_create_ah(ctx, &aa);
+	assert_non_null(ah);
+	struct droce_comm *comm = droce_comm_create(ctx, 1, 2);
+	struct droce_chan *ch = droce_comm_chan(comm, 0);
+	assert_int_equal(droce_comm_bind_cq(comm, cq, ch), 0);
+	struct droce_send_wr wr = {.opcode = DROCE_WR_SEND};
+	wr.wr.ud.ah = ah;
+	/* The QP is in RESET: two refusals fill the completion ring. */
+	for (unsigned i = 0; i < 2; i++) {
+		wr.wr_id = 100 + i;
+		assert_int_equal(droce_chan_post_send(ch, qp, &wr), 0);
+	}
+	droce_comm_poll(comm, 1);
+	wr.wr_id = 200;
+	assert_int_equal(droce_chan_post_send(ch, qp, &wr), 0);
+	droce_comm_poll(comm, 2);
+	assert_int_equal(droce_comm_destroy_ah(comm, ah), 0);
+	struct droce_wc wc[4];
+	assert_int_equal(droce_chan_poll_cq(ch, 4, wc), 2);
+	droce_comm_poll(comm, 3);
+	assert_int_equal(droce_chan_poll_cq(ch, 4, wc), 1);
+	assert_int_equal(wc[0].wr_id, 200);
+	assert_int_equal(wc[0].status, DROCE_WC_LOC_QP_OP_ERR);
+	assert_int_equal(wc[0].vendor_err, EINVAL);
+	assert_int_equal(droce_comm_destroy_qp(comm, qp), 0);
+	droce_comm_destroy(comm);
+	droce_ctx_destroy(ctx);
+	droce_memlink_destroy(ml);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_comm_create_rejects),
 		cmocka_unit_test(test_comm_core_send_with_imm),
+		cmocka_unit_test(test_comm_destroy_qp_with_commands_queued),
+		cmocka_unit_test(test_comm_destroy_ah_with_commands_queued),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
