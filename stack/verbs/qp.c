@@ -120,6 +120,7 @@ DV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 			.max_inline_data = ia->cap.max_inline_data},
 		.sq_sig_all = ia->sq_sig_all,
 		.qp_type = ia->qp_type == IBV_QPT_UD ? DROCE_QPT_UD : DROCE_QPT_RC,
+		.pd = ((struct dv_pd *)pd)->dpd,
 	};
 	dv_lock(c);
 	qp->dqp = droce_create_qp(c->dctx, &d);
