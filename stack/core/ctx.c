@@ -67,6 +67,12 @@ struct droce_ctx *droce_ctx_create(const struct droce_ctx_params *p)
 		errno = ENOMEM;
 		return NULL;
 	}
+	int rc = droce_ctx_seed(ctx, p->seed); /* before anything else needs freeing */
+	if (rc) {
+		free(ctx);
+		errno = -rc;
+		return NULL;
+	}
 	ctx->p = *p;
 	if (!ctx->p.window_pkts)
 		ctx->p.window_pkts = DROCE_DEFAULT_WINDOW_PKTS;
@@ -98,17 +104,6 @@ struct droce_ctx *droce_ctx_create(const struct droce_ctx_params *p)
 		droce_timers_fini(&ctx->timers);
 		free(ctx);
 		errno = ENOMEM;
-		return NULL;
-	}
-	int rc = droce_ctx_seed(ctx, p->seed);
-	if (rc) {
-		free(ctx->qps);
-		free(ctx->mrs);
-		free(ctx->rxf);
-		free(ctx->due);
-		droce_timers_fini(&ctx->timers);
-		free(ctx);
-		errno = -rc;
 		return NULL;
 	}
 	/* Keys: the slot in the low bits (one mask per lookup), the rest the

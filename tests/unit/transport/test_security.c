@@ -188,6 +188,18 @@ static void test_rereg_does_not_resume_write(void **state)
 	free(buf);
 }
 
+/* A 1 MB region on each side (A's filled 0xAA, B's 0xBB) and one signaled
+ * @p op of all of it from A to B. */
+#define BIG (1024 * KB)
+static void big_op(struct fx *f, enum droce_wr_opcode op, struct droce_mr **am, struct droce_mr **bm)
+{
+	struct pair *p = &f->p;
+	*am = raw_mr(p->ctx[SIDE_A], BIG, 0xAA, f->o.access);
+	*bm = raw_mr(p->ctx[SIDE_B], BIG, 0xBB, f->o.access);
+	assert_int_equal(post_rdma(f->c.qp[SIDE_A], op, 1, *am, 0, BIG, (uintptr_t)(*bm)->addr,
+				   (*bm)->rkey, DROCE_SEND_SIGNALED, 0), 0);
+}
+
 /* A READ whose responses are being sent when the region goes: the stream
  * stops (no byte of the region read after deregistration) and the
  * requester completes the READ with REM_ACCESS_ERR. */
@@ -195,14 +207,12 @@ static void test_dereg_stops_read_responses(void **state)
 {
 	struct fx *f = *state;
 	struct pair *p = &f->p;
-	const uint32_t len = 1024 * KB;
-	struct droce_mr *bm = raw_mr(p->ctx[SIDE_B], len, 0xBB, f->o.access);
-	struct droce_mr *am = raw_mr(p->ctx[SIDE_A], len, 0xAA, f->o.access);
-	uint8_t *bbuf = bm->addr;
+	const uint32_t len = BIG;
+	struct droce_mr *am, *bm;
 	struct droce_wc wc;
 
-	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_READ, 1, am, 0, len,
-				   (uintptr_t)bbuf, bm->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	big_op(f, DROCE_WR_RDMA_READ, &am, &bm);
+	uint8_t *bbuf = bm->addr;
 	unsigned guard = 0;
 	while (rec_count(p, 0, B_TO_A, DROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE) == 0 && guard++ < 100)
 		pair_step(p);
@@ -227,14 +237,11 @@ static void test_dereg_local_write_source(void **state)
 {
 	struct fx *f = *state;
 	struct pair *p = &f->p;
-	const uint32_t len = 1024 * KB;
-	struct droce_mr *am = raw_mr(p->ctx[SIDE_A], len, 0xAA, f->o.access);
-	struct droce_mr *bm = raw_mr(p->ctx[SIDE_B], len, 0xBB, f->o.access);
-	uint8_t *abuf = am->addr;
+	struct droce_mr *am, *bm;
 	struct droce_wc wc;
 
-	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, 1, am, 0, len,
-				   (uintptr_t)bm->addr, bm->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	big_op(f, DROCE_WR_RDMA_WRITE, &am, &bm);
+	uint8_t *abuf = am->addr;
 	pair_step(p);
 	assert_true(rec_count(p, 0, A_TO_B, DROCE_OP_RC_RDMA_WRITE_MIDDLE) > 0);
 	assert_int_equal(droce_dereg_mr(am), 0);
@@ -254,16 +261,14 @@ static void test_dereg_local_read_target(void **state)
 {
 	struct fx *f = *state;
 	struct pair *p = &f->p;
-	const uint32_t len = 1024 * KB;
-	struct droce_mr *am = raw_mr(p->ctx[SIDE_A], len, 0xAA, f->o.access);
-	struct droce_mr *bm = raw_mr(p->ctx[SIDE_B], len, 0xBB, f->o.access);
-	uint8_t *abuf = am->addr;
+	const uint32_t len = BIG;
+	struct droce_mr *am, *bm;
 	uint8_t *snap = malloc(len);
 	struct droce_wc wc;
 
 	assert_non_null(snap);
-	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_READ, 1, am, 0, len,
-				   (uintptr_t)bm->addr, bm->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	big_op(f, DROCE_WR_RDMA_READ, &am, &bm);
+	uint8_t *abuf = am->addr;
 	unsigned guard = 0;
 	while (abuf[0] == 0xAA && guard++ < 100)
 		pair_step(p);
