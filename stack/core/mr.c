@@ -13,8 +13,8 @@
  *
  * Every lookup checks key, PD (IBTA 10.6.3.2: the QP's and the region's
  * must be the same), bounds (with overflow) and access before a byte is
- * touched (GUIDE principle 5), and hands back the slot's generation, which
- * changes at deregistration: the engine compares it before each later
+ * touched (principle 5, docs/architecture.md), and hands back the slot's
+ * generation, which changes at deregistration: the engine compares it before each later
  * access to the same memory (droce_mr_ref_live), so a deregistered region
  * is never read or written again, whatever was under way.
  *

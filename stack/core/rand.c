@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <sys/random.h>
 
+#include "base/splitmix64.h"
 #include "core/core_int.h"
 #include "core/rand.h"
 
@@ -70,21 +71,12 @@ uint32_t droce_key_permute(const uint64_t k[2], uint32_t tweak, uint32_t x, unsi
 	return hi << a | lo;
 }
 
-/* splitmix64: spreads a caller's seed into independent words. */
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
-
 int droce_ctx_seed(struct droce_ctx *ctx, uint64_t seed)
 {
 	uint64_t w[3];
 	if (seed) {
 		for (unsigned i = 0; i < 3; i++)
-			w[i] = splitmix(&seed);
+			w[i] = droce_splitmix64(&seed); /* a caller's seed spread into three words */
 	} else {
 		/* Without a seed nothing may follow from what a peer can see (the
 		 * address, the time): the kernel's CSPRNG, as Linux draws its

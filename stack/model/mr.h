@@ -28,8 +28,8 @@ struct droce_mr_slot {
 };
 
 /* Resolve (key, va, len) to a host pointer: slot, full key, PD, access
- * bits, bounds (no overflow), before any byte is touched (GUIDE principle
- * 5). @p pd is the QP's PD id; @p ref (may be NULL) gets the registration
+ * bits, bounds (no overflow), before any byte is touched (principle 5,
+ * docs/architecture.md). @p pd is the QP's PD id; @p ref (may be NULL) gets the registration
  * the pointer is valid under. @return NULL for a wrong or stale key, another
  * PD, out of bounds, or access not granted. */
 static inline uint8_t *droce_mr_lookup(struct droce_ctx *ctx, uint32_t key, uint64_t va,

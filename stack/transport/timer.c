@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * One retransmission timer per QP (issue 8 item 2), a small state machine:
+ * One retransmission timer per QP, a small state machine:
  *
  *   IDLE --packet sent--> ACK --progress, all ACKed--> IDLE
  *   ACK  --progress-----> ACK (restarted, 9.7.6.1.3)
