@@ -12,6 +12,8 @@
  *     read or written;
  *   - protection domains (10.6.3, 10.2.3): an R_Key or L_Key of a region in
  *     another PD than the QP's is refused; a PD in use cannot be freed;
+ *   - forged WRITEs with guessed R_Keys and PSNs land nowhere and leave the
+ *     connection working;
  *   - a peer that vanishes: outstanding work completes with RETRY_EXC_ERR in
  *     bounded (virtual) time and the QP goes to ERR, whether the link drops
  *     the frames or refuses them (a memif whose peer died);
@@ -413,6 +415,57 @@ static void test_pd_dealloc_busy(void **state)
 	assert_int_equal(droce_destroy_cq(cq), 0);
 }
 
+/* ------------------------------------------------ forged packets -- */
+
+/* An off-path attacker who knows B's QPN but not the PSN, sending WRITEs
+ * with guessed R_Keys: from an address that is not A's (all dropped,
+ * SRC_IP), and spoofing A's address with PSNs it cannot know (ahead: one
+ * sequence NAK per gap, the rest dropped; behind: duplicates, re-ACKed,
+ * never executed). None lands, B's QP stays in RTS, and A's own transfer
+ * afterwards completes with its data intact. (One that guessed the PSN
+ * too, with a wrong R_Key, would move B's QP to ERR: 9.9.3 class C; the
+ * PSN is the CM's secret, docs/security.md.) */
+static void test_forged_packets_do_not_land(void **state)
+{
+	struct fx *f = *state;
+	struct pair *p = &f->p;
+	struct droce_mr *bm = pair_mr(p, SIDE_B, 64 * KB, f->o.access, 0xBB);
+	struct droce_mr *am = pair_mr(p, SIDE_A, 64 * KB, f->o.access, 0xAA);
+	uint64_t rnd = 0x5eedULL;
+	uint64_t drops0 = ctx_drops(p, SIDE_B, "SRC_IP");
+	for (unsigned i = 0; i < 3 * 256; i++) {
+		rnd = rnd * 6364136223846793005ULL + 1442695040888963407ULL;
+		uint32_t rkey = (uint32_t)(rnd >> 32);
+		struct droce_hdrs h;
+		uint32_t psn = f->E;
+		if (i >= 256)
+			psn = PSN(f->E + (i < 512 ? 1 : -1) * (int32_t)(1u << 20) + (int32_t)(rnd & 0xFFFF));
+		pair_hdrs(p, SIDE_A, &h, DROCE_OP_RC_RDMA_WRITE_ONLY, f->bqpn, psn);
+		if (i < 256)
+			h.net.src_ip[3] = 66; /* not A */
+		h.payload_len = 64;
+		h.ext.reth.va = (uintptr_t)bm->addr + (rnd & 0x3FC0);
+		h.ext.reth.rkey = rkey;
+		h.ext.reth.dma_len = 64;
+		assert_int_equal(pair_inject(p, SIDE_A, &h, f->payload), 0);
+		if ((i & 63) == 63)
+			pair_run(p, MS);
+	}
+	pair_run(p, 10 * MS);
+	assert_int_equal(ctx_drops(p, SIDE_B, "SRC_IP") - drops0, 256);
+	expect_fill(bm->addr, 0, 64 * KB, 0xBB);
+	assert_int_equal(qp_state(f->c.qp[SIDE_B]), DROCE_QPS_RTS);
+	assert_int_equal(qp_stats(f->c.qp[SIDE_B]).nak_sent[DROCE_NAK_REMOTE_ACCESS], 0);
+	/* A's own WRITE still goes through, byte for byte. */
+	struct droce_wc wc;
+	fill_pattern(am->addr, 64 * KB, 11);
+	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, 9, am, 0, 64 * KB,
+				   (uintptr_t)bm->addr, bm->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	assert_int_equal(pair_wait(p, f->c.scq[SIDE_A], 1, &wc, SEC), 1);
+	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	assert_int_equal(check_pattern(bm->addr, 64 * KB, 11), -1);
+}
+
 /* ---------------------------------------------------- peer vanishes -- */
 
 /* B stops polling for good. A's WRITEs go unanswered: each ACK timeout is
@@ -507,6 +560,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pd_rkey_same_pd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pd_lkey_other_pd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pd_dealloc_busy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forged_packets_do_not_land, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_peer_vanishes_frames_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_peer_vanishes_link_refuses, setup_shallow, teardown),
 		cmocka_unit_test_setup_teardown(test_cnp_checked, setup, teardown),
