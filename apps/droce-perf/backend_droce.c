@@ -143,7 +143,8 @@ static int d_open(struct perf *p, int eal_argc, char **eal_argv, const char *pro
 	droce_ctx_params_init(&cp);
 	if ((r = our_address(p, &cp)) || (r = open_port(p, b, &cp, &me->mtu)))
 		return r;
-	cp.seed = rte_get_tsc_cycles();
+	/* No seed: keys from getrandom(2), not from a guessable clock. */
+	cp.max_mtu = (uint8_t)droce_mtu_of_bytes(me->mtu);
 	if (cp.max_qps < p->o.qps)
 		cp.max_qps = p->o.qps;
 	if (cp.max_mrs < p->o.qps + 64)

@@ -76,6 +76,25 @@ int droce_comm_unbind_cq(struct droce_comm *comm, struct droce_cq *cq);
 unsigned droce_comm_poll(struct droce_comm *comm, uint64_t now);
 
 /**
+ * Comm-core side: destroy @p qp (droce_destroy_qp) and drop every command
+ * for it still waiting in a channel's ring (a full completion ring leaves
+ * commands there), as a destroyed QP's outstanding WRs are dropped without
+ * completions. Use it instead of droce_destroy_qp for a QP posted to through
+ * channels: a command left behind would run against the freed QP.
+ * @return droce_destroy_qp's result, or -EINVAL (NULL).
+ */
+int droce_comm_destroy_qp(struct droce_comm *comm, struct droce_qp *qp);
+
+/**
+ * Comm-core side: destroy @p ah (droce_destroy_ah); a send command naming it
+ * that still waits in a ring completes with DROCE_WC_LOC_QP_OP_ERR
+ * (vendor_err EINVAL) instead of being posted. WRs already posted keep the
+ * handle alive until they have left (verbs.h).
+ * @return droce_destroy_ah's result, or -EINVAL (NULL).
+ */
+int droce_comm_destroy_ah(struct droce_comm *comm, struct droce_ah *ah);
+
+/**
  * Application side: queue one send WR (copied, SGEs included) for @p qp.
  * wr->next is ignored. @return 0, -EAGAIN (ring full: poll completions and
  * retry), -EINVAL (NULL, more than DROCE_CHAN_MAX_SGE SGEs).

@@ -30,7 +30,9 @@ struct droce_ctx_params {
 	uint32_t max_qps;         /**< QP table size */
 	uint32_t max_mrs;         /**< MR table size */
 	uint32_t burst;           /**< frames per RX burst */
-	uint64_t seed;            /**< seeds rkeys and UDP source ports; 0 = from the address */
+	uint64_t seed;            /**< seeds the context's random draws (rkeys, UDP source
+				       ports): a given seed repeats a run exactly (simulation,
+				       replay); 0 = unpredictable, from getrandom(2) */
 	const char *cc;           /**< congestion control by name (stack/cc): "fixed", "aimd",
 				       "dcqcn"; NULL = "fixed" */
 	uint32_t window_pkts;     /**< per-QP send window ceiling in packets; 0 = DROCE_DEFAULT_WINDOW_PKTS */
@@ -42,6 +44,9 @@ struct droce_ctx_params {
 				       [window_min_bytes, window_bytes] */
 	uint64_t window_min_bytes; /**< 0 = DROCE_DEFAULT_WINDOW_MIN_BYTES */
 	double line_rate_gbps;    /**< where rate-based cc (dcqcn) starts; 0 = 100 */
+	uint8_t max_mtu;          /**< enum droce_mtu (verbs.h): the largest path MTU the link
+				       carries (a port's roce_mtu); modify_qp refuses a larger
+				       one; 0 = 4096 */
 };
 
 /** ACK timeout of a QP (docs/cc.md). */
@@ -57,7 +62,8 @@ void droce_ctx_params_init(struct droce_ctx_params *p);
 /**
  * Create a context.
  * @return the context, or NULL with errno EINVAL (no link ops, bad ip_version,
- *         unknown cc name) or ENOMEM.
+ *         unknown cc name, max_mtu not a droce_mtu), ENOMEM, or the errno of
+ *         getrandom(2) when no seed was given and it failed.
  */
 struct droce_ctx *droce_ctx_create(const struct droce_ctx_params *p);
 

@@ -15,11 +15,14 @@
 
 #define COMM_BATCH 32
 
-enum cmd_kind { CMD_SEND, CMD_RECV };
+enum cmd_kind { CMD_SEND, CMD_RECV, CMD_DEAD };
 
-/* One ring slot: a WR and its SGEs copied by value. */
+/* One ring slot: a WR and its SGEs copied by value. CMD_DEAD: its QP was
+ * destroyed while it waited (dropped, no completion); refuse: its address
+ * handle was destroyed while it waited (completes LOC_QP_OP_ERR). */
 struct cmd {
 	enum cmd_kind kind;
+	int refuse;
 	struct droce_qp *qp;
 	union {
 		struct droce_send_wr send;
@@ -163,7 +166,11 @@ static unsigned drain_cmds(struct droce_chan *ch)
 	 * always has somewhere to go. */
 	while (n < COMM_BATCH && droce_spsc_reserve(&ch->wc) && (m = droce_spsc_peek(&ch->cmd))) {
 		int r;
-		if (m->kind == CMD_SEND) {
+		if (m->kind == CMD_DEAD) {
+			r = 0;
+		} else if (m->refuse) {
+			r = m->refuse;
+		} else if (m->kind == CMD_SEND) {
 			struct droce_send_wr *bad;
 			m->wr.send.sg_list = m->sge;
 			m->wr.send.next = NULL;
@@ -218,6 +225,7 @@ static int post(struct droce_chan *ch, struct droce_qp *qp, enum cmd_kind kind,
 	if (!m)
 		return -EAGAIN;
 	m->kind = kind;
+	m->refuse = 0;
 	m->qp = qp;
 	if (kind == CMD_SEND)
 		m->wr.send = *(const struct droce_send_wr *)wr;
@@ -227,6 +235,53 @@ static int post(struct droce_chan *ch, struct droce_qp *qp, enum cmd_kind kind,
 		memcpy(m->sge, sg, (size_t)num_sge * sizeof(*sg));
 	droce_spsc_push(&ch->cmd);
 	return 0;
+}
+
+/* Every command waiting in a channel's ring, oldest first: the comm core
+ * is the rings' consumer, and what the application published (head, read
+ * with acquire) is the consumer's to rewrite until it pops it. */
+static void each_cmd(struct droce_comm *c, void (*fn)(struct cmd *, const void *), const void *arg)
+{
+	for (unsigned i = 0; i < c->n_chan; i++) {
+		if (!c->chan[i])
+			continue; /* never used: nothing queued */
+		struct droce_spsc *r = &c->chan[i]->cmd;
+		uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+		uint32_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+		for (; t != h; t++)
+			fn((struct cmd *)(void *)(r->slots + (size_t)(t & r->mask) * r->slot_size), arg);
+	}
+}
+
+static void kill_qp(struct cmd *m, const void *qp)
+{
+	if (m->qp == qp)
+		m->kind = CMD_DEAD;
+}
+
+static void refuse_ah(struct cmd *m, const void *ah)
+{
+	struct droce_qp_attr a;
+	if (m->kind != CMD_SEND || m->wr.send.wr.ud.ah != ah || droce_query_qp(m->qp, &a, 0))
+		return;
+	if (a.qp_type != DROCE_QPT_RC) /* wr.ud is an RC WR's remote address */
+		m->refuse = -EINVAL;
+}
+
+int droce_comm_destroy_qp(struct droce_comm *c, struct droce_qp *qp)
+{
+	if (!c || !qp)
+		return -EINVAL;
+	each_cmd(c, kill_qp, qp);
+	return droce_destroy_qp(qp);
+}
+
+int droce_comm_destroy_ah(struct droce_comm *c, struct droce_ah *ah)
+{
+	if (!c || !ah)
+		return -EINVAL;
+	each_cmd(c, refuse_ah, ah);
+	return droce_destroy_ah(ah);
 }
 
 int droce_chan_post_send(struct droce_chan *ch, struct droce_qp *qp, const struct droce_send_wr *wr)

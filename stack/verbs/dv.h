@@ -188,9 +188,10 @@ unsigned dv_engine_exit(struct dv_context *c);
 /** Resolve @p ip to a MAC on the port, polling meanwhile. Lock held. @return 0 or positive errno. */
 int dv_resolve(struct dv_context *c, const uint8_t ip[4], uint8_t mac[6]);
 
-/** A protection domain: droce has none (one per context); kept for the API. */
+/** A protection domain: droce's own (droce_alloc_pd), enforced by the engine's key checks. */
 struct dv_pd {
 	struct ibv_pd ibpd;
+	struct droce_pd *dpd;
 };
 
 struct dv_mr {

@@ -341,7 +341,9 @@ int dv_engine_open(struct dv_context *c)
 	 * mode does not have: there the port's link as it is. */
 	cp.link = d->cfg.comm_core >= 0 ? droce_port_link(d->port)
 					: dv_link_init(&c->link, droce_port_link(d->port), DV_ACK_HOLD_NS);
-	cp.seed = rte_get_tsc_cycles();
+	/* No seed: the context draws its keys from getrandom(2) (a TSC value
+	 * is guessable to within a few bits by anyone who knows the uptime). */
+	cp.max_mtu = (uint8_t)droce_mtu_of_bytes(d->roce_mtu);
 	cp.max_qps = DV_MAX_QP;
 	cp.max_mrs = DV_MAX_MR;
 	c->dctx = droce_ctx_create(&cp);
