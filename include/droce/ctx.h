@@ -19,6 +19,10 @@
 
 #include <droce/link.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct droce_ctx;
 
 /** Context parameters; droce_ctx_params_init() fills the defaults. */
@@ -91,5 +95,9 @@ int droce_ctx_get_stats(const struct droce_ctx *ctx, struct droce_ctx_stats *out
 
 /** Name of a drop reason index, e.g. "BAD_ICRC", "UNKNOWN_QPN"; NULL past the last. */
 const char *droce_drop_reason_name(unsigned reason);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -16,6 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct droce_ctx;
 struct droce_cq;
 struct droce_qp;
@@ -472,5 +476,9 @@ int droce_qp_set_cc(struct droce_qp *qp, const char *name);
 
 /** Copy a QP's counters. @return 0 or -EINVAL. */
 int droce_qp_get_stats(const struct droce_qp *qp, struct droce_qp_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
