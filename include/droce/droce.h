@@ -12,5 +12,6 @@
 #include <droce/verbs.h>
 #include <droce/comm.h>
 #include <droce/cm.h>
+#include <droce/port.h>
 
 #endif
