@@ -57,49 +57,66 @@ static int spec_opts(const char *kind, const char *arg, struct droce_eal_opts *e
 }
 
 /*
- * EAL already runs (the application's, or an earlier port's): add the
- * spec's device to it. The vdev string is the one droce_eal_build_argv()
- * would pass EAL, under the first free name of its driver (net_memif1 for
- * a second memif port), so two ports of one kind can live in a process.
+ * The spec's device as EAL's --vdev takes it, "NAME,ARGS" into @p out: the
+ * vdev spec itself, or the one droce_eal_build_argv() makes of a shortcut
+ * (memif, iface), so both paths below name the same device.
  */
-static int hotplug(const struct droce_eal_opts *eo, const char *vdev,
-		   uint16_t *port_id)
+static int device_of(const struct droce_eal_opts *eo, const char *vdev, char *out, size_t len)
 {
+	if (vdev[0])
+		return (size_t)snprintf(out, len, "%s", vdev + 7) < len ? 0 : -EINVAL;
 	struct droce_eal_argv a;
 	char *none[1] = {NULL};
-	int rc = vdev[0] ? 0 : droce_eal_build_argv("droce", 0, none, eo, &a);
+	int rc = droce_eal_build_argv("droce", 0, none, eo, &a);
 	if (rc)
 		return rc;
-	const char *dev = vdev;
-	for (int i = 0; !vdev[0] && i < a.argc; i++)
-		if (!strncmp(a.argv[i], "--vdev=", 7))
-			dev = a.argv[i];
-	/* NAME,ARGS as EAL's --vdev takes it; rte_dev_probe() finds the bus */
-	char name[SPEC_MAX + 16];
-	const char *comma = strchr(dev + 7, ',');
-	size_t nlen = comma ? (size_t)(comma - (dev + 7)) : strlen(dev + 7);
 	rc = -EINVAL;
-	if (strncmp(dev, "--vdev=", 7) == 0 && nlen > 0 && nlen < RTE_DEV_NAME_MAX_LEN - 4) {
-		memcpy(name, dev + 7, nlen);
-		name[nlen] = '\0';
-		/* net_memif0 taken: net_memif1, ... (EAL matches the driver by
-		 * the name's prefix). */
-		size_t base = nlen;
-		while (base > 0 && name[base - 1] >= '0' && name[base - 1] <= '9')
-			base--;
-		uint16_t id;
-		for (unsigned k = 1; rte_eth_dev_get_port_by_name(name, &id) == 0 && k < 64; k++)
-			nlen = base + (size_t)snprintf(name + base, 8, "%u", k);
-		size_t dlen = strlen(name);
-		snprintf(name + dlen, sizeof(name) - dlen, "%s", comma ? comma : "");
-		rc = rte_dev_probe(name);
-		name[nlen] = '\0';
-		if (rc == 0)
-			rc = rte_eth_dev_get_port_by_name(name, port_id) == 0 ? 0 : -ENODEV;
+	for (int i = 0; i < a.argc; i++)
+		if (!strncmp(a.argv[i], "--vdev=", 7))
+			rc = (size_t)snprintf(out, len, "%s", a.argv[i] + 7) < len ? 0 : -EINVAL;
+	droce_eal_argv_free(&a);
+	return rc;
+}
+
+/* The ethdev port of device "NAME[,ARGS]". */
+static int port_of(const char *dev, uint16_t *port_id)
+{
+	char name[RTE_ETH_NAME_MAX_LEN];
+	size_t n = strcspn(dev, ",");
+	if (n == 0 || n >= sizeof(name))
+		return -EINVAL;
+	memcpy(name, dev, n);
+	name[n] = '\0';
+	return rte_eth_dev_get_port_by_name(name, port_id) == 0 ? 0 : -ENODEV;
+}
+
+/*
+ * EAL already runs (the application's, or an earlier port's): add the
+ * device to it under the first free name of its driver (net_memif0 taken:
+ * net_memif1, ...; EAL matches the driver by the name's prefix), so two
+ * ports of one kind live in one process. rte_dev_probe() finds the bus.
+ */
+static int hotplug(const char *dev, uint16_t *port_id)
+{
+	char name[RTE_ETH_NAME_MAX_LEN], probe[SPEC_MAX + 16];
+	size_t n = strcspn(dev, ",");
+	if (n == 0 || n + 4 >= sizeof(name))
+		return -EINVAL;
+	memcpy(name, dev, n);
+	name[n] = '\0';
+	size_t base = n;
+	while (base > 0 && name[base - 1] >= '0' && name[base - 1] <= '9')
+		base--;
+	uint16_t id;
+	for (unsigned k = 1; rte_eth_dev_get_port_by_name(name, &id) == 0; k++) {
+		if (k > 999)
+			return -ENOSPC;
+		snprintf(name + base, sizeof(name) - base, "%u", k);
 	}
-	if (!vdev[0])
-		droce_eal_argv_free(&a);
-	return rc < 0 ? rc : -rc;
+	if ((size_t)snprintf(probe, sizeof(probe), "%s%s", name, dev + n) >= sizeof(probe))
+		return -EINVAL;
+	int rc = rte_dev_probe(probe);
+	return rc < 0 ? rc : port_of(name, port_id);
 }
 
 struct droce_port *droce_port_create(const char *spec, const char *eal_args,
@@ -125,6 +142,9 @@ struct droce_port *droce_port_create(const char *spec, const char *eal_args,
 		rc = *end || n >= RTE_MAX_ETHPORTS ? -EINVAL : 0;
 		port_id = (uint16_t)n;
 	}
+	char dev[SPEC_MAX + 16] = "";
+	if (rc == 0 && strcmp(kind, "port"))
+		rc = device_of(&eo, vdev, dev, sizeof(dev));
 	if (rc == 0) {
 		/* The first port of the process starts EAL with the spec's device;
 		 * EAL up already (an earlier port, or the application's own):
@@ -140,14 +160,10 @@ struct droce_port *droce_port_create(const char *spec, const char *eal_args,
 		if (n >= 0 && vdev[0])
 			v[n++] = vdev;
 		rc = n < 0 ? n : droce_eal_init("droce", n, v, &eo);
-		if (rc == 0 && strcmp(kind, "port")) {
-			/* The one device the vector named is the first port. */
-			uint64_t id = rte_eth_find_next(0);
-			rc = id < RTE_MAX_ETHPORTS ? 0 : -ENODEV;
-			port_id = (uint16_t)id;
-		} else if (rc == -EALREADY) {
-			rc = strcmp(kind, "port") ? hotplug(&eo, vdev, &port_id) : 0;
-		}
+		if (rc == 0 && dev[0])
+			rc = port_of(dev, &port_id);
+		else if (rc == -EALREADY)
+			rc = dev[0] ? hotplug(dev, &port_id) : 0;
 	}
 	if (rc == 0 && !rte_eth_dev_is_valid_port(port_id))
 		rc = -ENODEV;

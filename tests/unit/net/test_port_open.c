@@ -4,15 +4,19 @@
  * a port fail with EINVAL before EAL starts; the first good spec starts EAL
  * (--no-huge: droce's defaults) and opens its device; a second spec of the
  * same driver is hot-plugged under the next free name (net_ring0, then
- * net_ring1); port:N of a missing port is ENODEV; the CM resolver refuses
- * IPv6. net_ring vdevs loop their TX back to RX inside this process.
+ * net_ring1), and a memif shortcut spec is hot-plugged from the vector the
+ * shortcut makes; port:N of a missing port is ENODEV; the CM resolver
+ * refuses IPv6. net_ring vdevs loop their TX back to RX inside this process.
  */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -76,6 +80,18 @@ static void ports_from_specs(void **state)
 	assert_int_equal(droce_port_cm_resolve(a, 6, v6, m, 0), -EAFNOSUPPORT);
 	assert_int_equal(droce_port_cm_resolve(a, 7, v6, m, 0), -EINVAL);
 	assert_int_not_equal(droce_port_cm_resolve(a, 4, ip_b, m, 0), -EINVAL);
+
+	/* a shortcut spec into the running EAL: memif's vector, hot-plugged */
+	char dir[] = "/tmp/droce-port-open-XXXXXX", spec[128];
+	assert_non_null(mkdtemp(dir));
+	snprintf(spec, sizeof(spec), "memif:server,socket=%s/m.sock", dir);
+	struct droce_port *c = droce_port_create(spec, NULL, 4, ip_b);
+	assert_non_null(c);
+	uint16_t id2;
+	assert_int_equal(rte_eth_dev_get_port_by_name("net_memif0", &id2), 0);
+	assert_int_equal(rte_eth_dev_count_avail(), 3);
+	droce_port_close(c);
+	rmdir(dir);
 
 	/* port:N names ports of the running EAL; a missing one is ENODEV */
 	errno = 0;
