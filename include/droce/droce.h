@@ -12,6 +12,5 @@
 #include <droce/verbs.h>
 #include <droce/comm.h>
 #include <droce/cm.h>
-#include <droce/port.h>
 
 #endif

@@ -7,7 +7,7 @@
  *
  * One struct droce_port is one RX/TX queue pair of one ethdev, with its own
  * mempools, TX batch, ARP table and counters, driven by exactly one thread
- * (GUIDE principle 1). Several contexts on several lcores: open the device
+ * (principle 1, docs/architecture.md). Several contexts on several lcores: open the device
  * with droce_port_open_queues() and nb_queues = number of contexts, give
  * each context the link of one queue, and run each context's poll loop on
  * its own lcore. RSS spreads RoCE flows (the UDP source port is the entropy,
@@ -51,7 +51,6 @@
 #include <stdint.h>
 
 #include <droce/link.h>
-#include <droce/port.h>
 
 #include "net/neigh/arp.h"
 #include "net/neigh/classify.h"
@@ -156,14 +155,39 @@ int droce_port_open_queues(const struct droce_port_conf *conf, struct droce_port
 /** droce_port_open_queues() with one queue. @return the port, or NULL with errno. */
 struct droce_port *droce_port_open(const struct droce_port_conf *conf);
 
-/* droce_port_close(), droce_port_link(), droce_port_resolve() and
- * droce_port_tx_pending() are public: include/droce/port.h. */
+/**
+ * Close one queue; the device is stopped and closed with its last queue.
+ * Waits (bounded) for the PMD to return attached payload buffers.
+ */
+void droce_port_close(struct droce_port *p);
+
+/** The link a context uses (struct droce_ctx_params.link). */
+struct droce_link droce_port_link(struct droce_port *p);
+
+/**
+ * Resolve an IPv4 address to a MAC for connect-by-address: the ARP table
+ * answer, else a request is sent (at most once per 100 ms) and one RX burst
+ * is processed for the reply (RoCE frames it meets are kept for the
+ * context's next rx_burst).
+ * @return 0 with @p mac filled; -EAGAIN (ask again later); -EINVAL;
+ *         -ENOSPC (ARP table full of static entries).
+ */
+int droce_port_resolve(struct droce_port *p, const uint8_t ip[4], uint8_t mac[6], uint64_t now);
 
 /** Add a static neighbour. @return 0, -ENOSPC or -EINVAL. */
 int droce_port_add_neighbour(struct droce_port *p, const uint8_t ip[4], const uint8_t mac[6]);
 
 /** Mirror RX and TX frames into @p cap (NULL: stop). The caller owns @p cap. */
 void droce_port_set_capture(struct droce_port *p, struct droce_capture *cap);
+
+/**
+ * Frames queued in the TX batch that the PMD has not taken yet (0 on NULL).
+ * An application shutting down flushes until this is 0, then stops polling
+ * before it closes: a memif peer that disconnects while this side still
+ * polls can crash DPDK 22.11's memif (it unmaps the rings on the interrupt
+ * thread), see docs/usage.md.
+ */
+unsigned droce_port_tx_pending(const struct droce_port *p);
 
 /** Copy the counters. @return 0 or -EINVAL. */
 int droce_port_get_stats(const struct droce_port *p, struct droce_port_stats *out);
