@@ -6,8 +6,9 @@
  *   hello_memif server [SOCKET]     # 198.18.0.1, listens on port 7471
  *   hello_memif client [SOCKET]     # 198.18.0.2, connects to it
  *
- * droce_port_create() starts DPDK and opens the memif port; the CM
- * resolves the peer with the port's ARP (droce_port_cm_resolve). The server
+ * droce_dpdk_init() starts DPDK, droce_dpdk_port_open() opens the memif
+ * port (include/droce/dpdk.h); the CM resolves the peer with the port's ARP
+ * (droce_dpdk_port_resolve). The server
  * accepts with its buffer's address and rkey as private data; the client
  * RDMA WRITEs 4 KB WITH IMMEDIATE into it and SENDs a message; the server
  * checks every byte and the immediate, and the client disconnects.
@@ -15,7 +16,7 @@
  * (30 s at most). Build it outside the tree with
  *   cc -o hello_memif hello_memif.c $(pkg-config --cflags --libs droce)
  */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, nanosleep under -std=c11 */
+#define _POSIX_C_SOURCE 200809L /* nanosleep under -std=c11 */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -25,6 +26,7 @@
 #include <time.h>
 
 #include <droce/droce.h>
+#include <droce/dpdk.h>
 
 #define PORT 7471
 #define LEN 4096u
@@ -32,7 +34,7 @@
 
 struct side {
 	int server;
-	struct droce_port *port;
+	struct droce_dpdk_port *port;
 	struct droce_ctx *ctx;
 	struct droce_cq *cq;
 	struct droce_qp *qp;
@@ -49,12 +51,10 @@ struct grant {
 	uint32_t rkey;
 };
 
-/* The application reads the clock; droce takes it as an argument. */
+/* The application reads the clock (the port's TSC); droce takes it as an argument. */
 static uint64_t now_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return droce_dpdk_now();
 }
 
 static uint8_t pattern(unsigned i)
@@ -64,28 +64,30 @@ static uint8_t pattern(unsigned i)
 
 static int open_side(struct side *s, const char *socket)
 {
-	const uint8_t ip[16] = {198, 18, 0, s->server ? 1 : 2};
 	char spec[256];
 	snprintf(spec, sizeof(spec), "memif:%s,socket=%s", s->server ? "server" : "client", socket);
-	s->port = droce_port_create(spec, NULL, 4, ip);
+	struct droce_dpdk_port_conf pc = {.spec = spec, .ip_version = 4, .ip = {198, 18, 0, s->server ? 1 : 2},
+					  .link_wait_ns = 5000000000u}; /* the client's memif comes up */
+	int r = droce_dpdk_init(NULL);
+	s->port = r == 0 ? droce_dpdk_port_open(&pc) : NULL;
 	if (!s->port) {
-		fprintf(stderr, "hello_memif: port %s: %s\n", spec, strerror(errno));
+		fprintf(stderr, "hello_memif: port %s: %s\n", spec, strerror(r ? -r : errno));
 		return -1;
 	}
 	struct droce_ctx_params p;
 	droce_ctx_params_init(&p);
 	p.ip_version = 4;
-	memcpy(p.ip, ip, 4);
-	droce_port_mac(s->port, p.mac);
-	p.link = droce_port_link(s->port);
+	memcpy(p.ip, pc.ip, 4);
+	droce_dpdk_port_mac(s->port, p.mac);
+	p.link = droce_dpdk_port_link(s->port);
 	s->ctx = droce_ctx_create(&p);
 	if (!s->ctx)
 		return -1;
 	struct droce_cm_conf cm;
 	droce_cm_conf_init(&cm);
-	cm.resolve = droce_port_cm_resolve; /* ARP on the port */
+	cm.resolve = droce_dpdk_port_resolve; /* ARP on the port */
 	cm.resolve_arg = s->port;
-	cm.resolve_timeout_ns = 10000000000u; /* the memif link may come up late */
+	cm.resolve_timeout_ns = 10000000000u; /* a loaded machine answers late */
 	if (droce_cm_open(s->ctx, &cm) != 0)
 		return -1;
 	s->cq = droce_create_cq(s->ctx, 16);
@@ -270,7 +272,7 @@ int main(int argc, char **argv)
 	}
 	/* memif on DPDK 22.11: send what is queued, then stop polling before
 	 * the peer leaves (docs/usage.md, DPDK 22.11 quirks). */
-	while (droce_port_tx_pending(s.port) && now_ns() < end + 1000000000u)
+	while (droce_dpdk_port_tx_pending(s.port) && now_ns() < end + 1000000000u)
 		droce_ctx_poll(s.ctx, now_ns());
 	struct timespec nap = {0, 300000000};
 	nanosleep(&nap, NULL);
@@ -280,6 +282,6 @@ int main(int argc, char **argv)
 	       s.server ? "server" : "client", r == 1 ? "done" : "FAILED", s.step, st.rx_frames,
 	       st.tx_frames);
 	droce_ctx_destroy(s.ctx);
-	droce_port_close(s.port);
+	droce_dpdk_port_close(s.port);
 	return r == 1 ? 0 : 1;
 }

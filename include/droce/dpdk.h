@@ -22,6 +22,10 @@
 
 #include <droce/link.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /** Largest devargs string droce_port_spec_devargs() writes. */
 #define DROCE_PORT_SPEC_MAX 512u
 
@@ -108,5 +112,9 @@ unsigned droce_dpdk_port_tx_pending(const struct droce_dpdk_port *p);
  * ignored.
  */
 void droce_dpdk_port_close(struct droce_dpdk_port *p);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -216,8 +216,9 @@ def headers(a):
             names = sorted(s.split("@")[0] for s in exported(a.lib))
             src = os.path.join(t, "link.cc")
             with open(src, "w") as f:
-                f.write("#include <droce/droce.h>\n#include <cstdio>\n"
-                        "int main() {\n\tconst void *f[] = {\n")
+                for h in headers_of(a.include):
+                    f.write("#include <droce/%s>\n" % os.path.basename(h))
+                f.write("#include <cstdio>\nint main() {\n\tconst void *f[] = {\n")
                 for n in names:
                     f.write("\t\treinterpret_cast<const void *>(&%s),\n" % n)
                 f.write("\t};\n\tstd::printf(\"%%zu\\n\", sizeof(f) / sizeof(f[0]));\n"
