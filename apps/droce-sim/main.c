@@ -12,20 +12,6 @@
 
 #include "sim.h"
 
-/* splitmix64: the simulator's own stream (loss, marking, workloads). */
-uint64_t sim_rand(struct sim *s)
-{
-	uint64_t z = (s->rng += 0x9E3779B97F4A7C15ULL);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
-
-double sim_uniform(struct sim *s)
-{
-	return (double)(sim_rand(s) >> 11) * (1.0 / 9007199254740992.0);
-}
-
 static double wall_now(void)
 {
 	struct timespec ts;

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * The context: one per poll thread (GUIDE principle 1). It owns a link (a
+ * The context: one per poll thread (principle 1, docs/architecture.md). It owns a link (a
  * port queue or an in-memory link), its QPs, MRs, CQs and timers, and is
  * driven by exactly one thread calling droce_ctx_poll(). No globals: many
  * contexts live in one process (tests, simulation, multi-core).
  *
- * Time is an argument (GUIDE principle 2): every call that needs the time
+ * Time is an argument (principle 2, docs/architecture.md): every call that needs the time
  * takes `now` in nanoseconds; droce never reads a clock itself. The
  * production loop reads the TSC once per iteration; tests drive a virtual
  * clock and can jump to droce_ctx_next_deadline().
@@ -39,7 +39,7 @@ struct droce_ctx_params {
 				       "dcqcn"; NULL = "fixed" */
 	uint32_t window_pkts;     /**< per-QP send window ceiling in packets; 0 = DROCE_DEFAULT_WINDOW_PKTS */
 	uint64_t window_bytes;    /**< ... in bytes; 0 = DROCE_DEFAULT_WINDOW_BYTES */
-	/* issue 12: RTT-driven timeout and window, rate-based cc (docs/cc.md) */
+	/* RTT-driven timeout and window, rate-based cc (docs/cc.md) */
 	uint8_t timeout_mode;     /**< enum droce_timeout_mode; 0 = DROCE_DEFAULT_TIMEOUT_MODE */
 	uint64_t rto_min_ns;      /**< adaptive timeout floor; 0 = DROCE_DEFAULT_RTO_MIN_NS */
 	bool window_tune;         /**< window follows delivery rate x min RTT (x2), within

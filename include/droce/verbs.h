@@ -448,7 +448,7 @@ struct droce_qp_stats {
 	uint64_t acks_sent, acks_rcvd;
 	uint64_t cnp_sent, cnp_rcvd, ecn_marked;
 	uint64_t drops;             /**< packets for this QP dropped (see ctx drop reasons) */
-	/* RTT and what it drives (issue 12, docs/cc.md); 0 until measured */
+	/* RTT and what it drives (docs/cc.md); 0 until measured */
 	uint64_t rtt_samples;       /**< RTT samples taken (AckReq packets ACKed, not retransmitted) */
 	uint64_t rtt_min_ns, rtt_srtt_ns, rtt_var_ns; /**< min, smoothed, mean deviation */
 	uint64_t rto_ns;            /**< the ACK timeout armed next (ibta or adaptive) */

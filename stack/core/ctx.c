@@ -218,46 +218,39 @@ static bool pkey_ok(uint16_t a, uint16_t b)
 	return (a & 0x7FFFu) == (b & 0x7FFFu) && ((a | b) & 0x8000u);
 }
 
-/* A datagram (IBTA 9.8.4) for a UD or GSI QP: the P_Key as for RC, then
- * the transport (transport/ud.c: state, Q_Key, receive WQE). Any other
- * service to a UD QP, or UD to an RC QP, is dropped. */
-static struct droce_qp *rx_not_rc(struct droce_ctx *ctx, struct droce_qp *qp,
-				   const struct droce_pkt *pkt, enum droce_service svc, uint64_t now)
+static bool icrc_ok(struct droce_ctx *ctx, const struct droce_rx_frame *f,
+		    const struct droce_pkt *pkt, enum droce_l3 kind)
 {
-	if (qp->type == DROCE_QPT_RC) {
-		droce_ctx_drop(ctx, qp, DROCE_DROP_NOT_RC);
-		return NULL;
-	}
-	if (svc != DROCE_SVC_UD) {
-		droce_ctx_drop(ctx, qp, DROCE_DROP_NOT_UD);
-		return NULL;
-	}
-	if (!pkey_ok(pkt->h.bth.pkey, qp->attr.pkey)) {
-		droce_ctx_drop(ctx, qp, DROCE_DROP_BAD_PKEY);
-		return NULL;
-	}
-	droce_tp_rx(qp, pkt, now);
-	after_rx(qp);
-	return qp;
+	return droce_icrc_rx(&ctx->icrc_seeds, f->data + pkt->l3_off, kind,
+			     pkt->l3_len - DROCE_ICRC_LEN) == pkt->icrc;
 }
 
-/* One received frame. @return the QP whose transport took it (its timer
- * still to fold), or NULL. */
+/*
+ * One received frame, in rxe's order (rxe_rcv -> hdr_check -> ICRC):
+ *  1. parse;
+ *  2. the header checks, which have no side effects (the ICRC is not yet
+ *     verified, so nothing here may move state): destination IP, the QP,
+ *     then per service the QP's type, its P_Key (IBTA 10.9.3) and, for RC,
+ *     the source (an RC QP talks to one peer, its address vector, 11.2.5.1
+ *     RTR: a packet from any other address is not its peer's, whatever its
+ *     PSN; rxe checks the source GID the same way). A datagram (9.8.4) for
+ *     a UD or GSI QP goes on to transport/ud.c (state, Q_Key, receive WQE);
+ *     any other service to a UD QP, or UD to an RC QP, is dropped. CNPs go
+ *     to their QP's congestion control whatever its type;
+ *  3. the responder's one-pass placement (transport/rx_fused.h) or the
+ *     ICRC (A17.4.5: a frame whose ICRC fails is dropped);
+ *  4. the transport.
+ * A frame the header checks refuse is counted BAD_ICRC when its ICRC is
+ * wrong too, as if the ICRC came first: corruption is told apart from a
+ * well-formed frame for another QP or peer (the drop path pays for it).
+ * @return the QP whose transport took it (its timer still to fold), or NULL.
+ */
 static struct droce_qp *rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64_t now)
 {
 	struct droce_pkt pkt;
-	/* The parser's checks, then the ICRC in one CRC call (wire/icrc_fast.h). */
+	struct droce_qp *qp = NULL;
+	enum droce_drop_reason why;
 	enum droce_parse_result r = droce_parse_rx(f->data, f->len, &pkt);
-	if (r == DROCE_PARSE_OK) {
-		enum droce_l3 kind = pkt.h.net.rocev1 ? DROCE_L3_GRH
-				     : pkt.h.net.ip_version == 4 ? DROCE_L3_IPV4 : DROCE_L3_IPV6;
-		/* transport/rx_fused.h; its size test here, not behind a call per frame. */
-		int fused = pkt.h.payload_len < DROCE_RX_FUSED_MIN ? 0 : droce_tp_rx_fused(ctx, &pkt, kind);
-		if (fused < 0 || (fused == 0 && droce_icrc_rx(&ctx->icrc_seeds, f->data + pkt.l3_off, kind,
-							       pkt.l3_len - DROCE_ICRC_LEN) != pkt.icrc))
-			r = DROCE_PARSE_BAD_ICRC;
-	}
-
 	if (r == DROCE_PARSE_NOT_ROCE) {
 		ctx->stats.not_roce++;
 		return NULL;
@@ -266,42 +259,62 @@ static struct droce_qp *rx_one(struct droce_ctx *ctx, const struct droce_rx_fram
 		ctx->stats.drop[droce_drop_of_parse(r)]++;
 		return NULL;
 	}
+	enum droce_l3 kind = pkt.h.net.rocev1 ? DROCE_L3_GRH
+			     : pkt.h.net.ip_version == 4 ? DROCE_L3_IPV4 : DROCE_L3_IPV6;
 	if (!dst_ip_ok(ctx, &pkt)) {
-		ctx->stats.drop[DROCE_DROP_DST_IP]++;
-		return NULL;
+		why = DROCE_DROP_DST_IP;
+		goto drop;
 	}
 	uint32_t idx = pkt.h.bth.dqpn - DROCE_QPN_BASE;
-	struct droce_qp *qp = idx < ctx->p.max_qps ? ctx->qps[idx] : NULL;
+	qp = idx < ctx->p.max_qps ? ctx->qps[idx] : NULL;
 	if (!qp && pkt.h.bth.dqpn == DROCE_GSI_QPN)
 		qp = ctx->gsi; /* MADs to QP1 (the CM's) */
 	if (!qp) {
-		ctx->stats.drop[DROCE_DROP_UNKNOWN_QPN]++;
-		return NULL;
+		why = DROCE_DROP_UNKNOWN_QPN;
+		goto drop;
 	}
 	enum droce_service svc = droce_opcode_service(pkt.h.bth.opcode);
 	if (svc == DROCE_SVC_CNP) {
+		if (!icrc_ok(ctx, f, &pkt, kind))
+			goto bad_icrc;
 		droce_tp_rx(qp, &pkt, now);
 		after_rx(qp);
 		ctx->stats.drop[DROCE_DROP_CNP_HANDLED]++;
 		return qp;
 	}
-	if (svc != DROCE_SVC_RC || qp->type != DROCE_QPT_RC)
-		return rx_not_rc(ctx, qp, &pkt, svc, now);
+	if (qp->type == DROCE_QPT_RC ? svc != DROCE_SVC_RC : svc != DROCE_SVC_UD) {
+		why = qp->type == DROCE_QPT_RC ? DROCE_DROP_NOT_RC : DROCE_DROP_NOT_UD;
+		goto drop;
+	}
 	if (!pkey_ok(pkt.h.bth.pkey, qp->attr.pkey)) {
-		droce_ctx_drop(ctx, qp, DROCE_DROP_BAD_PKEY);
-		return NULL;
+		why = DROCE_DROP_BAD_PKEY;
+		goto drop;
 	}
-	/* An RC QP talks to one peer (its address vector, 11.2.5.1 RTR): a
-	 * packet from any other address is not its peer's, whatever its PSN
-	 * (issue 8 item 9; rxe checks the source GID the same way). */
-	if (qp->state >= DROCE_QPS_RTR &&
-	    !droce_ip_eq(pkt.h.net.src_ip, qp->attr.ah_attr.dst_ip, ctx->p.ip_version == 4)) {
-		droce_ctx_drop(ctx, qp, DROCE_DROP_SRC_IP);
-		return NULL;
+	int fused = 0;
+	if (svc == DROCE_SVC_RC) {
+		if (qp->state >= DROCE_QPS_RTR &&
+		    !droce_ip_eq(pkt.h.net.src_ip, qp->attr.ah_attr.dst_ip, ctx->p.ip_version == 4)) {
+			why = DROCE_DROP_SRC_IP;
+			goto drop;
+		}
+		/* its size test here, not behind a call per frame */
+		if (pkt.h.payload_len >= DROCE_RX_FUSED_MIN)
+			fused = droce_tp_rx_fused(qp, &pkt, kind);
 	}
+	if (fused < 0 || (fused == 0 && !icrc_ok(ctx, f, &pkt, kind)))
+		goto bad_icrc;
 	droce_tp_rx(qp, &pkt, now);
 	after_rx(qp);
 	return qp;
+
+drop:
+	if (!icrc_ok(ctx, f, &pkt, kind))
+		goto bad_icrc;
+	droce_ctx_drop(ctx, qp, why);
+	return NULL;
+bad_icrc:
+	ctx->stats.drop[droce_drop_of_parse(DROCE_PARSE_BAD_ICRC)]++;
+	return NULL;
 }
 
 /* The QPs whose deadline is due fire once each, in deadline order (ties by

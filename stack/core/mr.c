@@ -7,7 +7,7 @@
  * "differ from the last" rule makes impossible for the immediate successor).
  * Remote virtual addresses are the host addresses (zero-based = false, as
  * rxe). Every lookup checks key, bounds (with overflow) and access before a
- * byte is touched (GUIDE principle 5).
+ * byte is touched (principle 5, docs/architecture.md).
  */
 #include <errno.h>
 #include <string.h>

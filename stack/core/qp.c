@@ -188,7 +188,7 @@ int droce_qp_get_stats(const struct droce_qp *qp, struct droce_qp_stats *out)
 	if (!qp || !out)
 		return -EINVAL;
 	*out = qp->stats;
-	/* RTT and what it drives (issue 12): computed, not counted. */
+	/* RTT and what it drives: computed, not counted. */
 	out->rtt_samples = qp->rtt.samples;
 	out->rtt_min_ns = qp->rtt.min_ns;
 	out->rtt_srtt_ns = qp->rtt.srtt_ns;
@@ -374,7 +374,7 @@ int droce_modify_qp(struct droce_qp *qp, const struct droce_qp_attr *attr, unsig
 		return -EINVAL;
 	/* A rewind resegments what was sent at the MTU it was sent with: no
 	 * new path MTU while requests are outstanding (SQD is for draining
-	 * first, 11.2.5.1; issue 8 item 8). */
+	 * first, 11.2.5.1). */
 	if ((given & M(PATH_MTU)) && attr->path_mtu != qp->attr.path_mtu &&
 	    qp->sq_una != qp->tp.sq_new)
 		return -EBUSY;

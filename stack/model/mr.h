@@ -22,7 +22,7 @@ struct droce_mr_slot {
 
 
 /* Resolve (key, va, len) to a host pointer: slot, full key, access bits,
- * bounds (no overflow), before any byte is touched (GUIDE principle 5). */
+ * bounds (no overflow), before any byte is touched (principle 5, docs/architecture.md). */
 static inline uint8_t *droce_mr_lookup(struct droce_ctx *ctx, uint32_t key, uint64_t va,
 				       uint64_t len, unsigned access)
 {

@@ -64,7 +64,7 @@ struct droce_qp {
 	/* ---- congestion control ---- */
 	const struct droce_cc_algo *cc;
 	struct droce_cc_state ccs;
-	/* ---- RTT, adaptive timeout, window tuning (cc/rtt.h, issue 12) ---- */
+	/* ---- RTT, adaptive timeout, window tuning (cc/rtt.h) ---- */
 	struct droce_rtt rtt;
 	uint8_t timeout_mode;         /* enum droce_timeout_mode; DEFAULT = the context's */
 

@@ -56,7 +56,7 @@ enum droce_tmr_state { DROCE_TMR_IDLE, DROCE_TMR_ACK, DROCE_TMR_RNR };
 struct droce_tp_timer {
 	uint8_t state;            /* enum droce_tmr_state */
 	bool resend_pending;      /* rewound, the first resent packet has not left yet:
-				     an expiry then counts no retry (issue 8 item 1) */
+				     an expiry then counts no retry */
 	uint64_t at;              /* ACK or RNR deadline; 0 in IDLE */
 	uint64_t pace_at;         /* 0 = no pacing wait */
 };

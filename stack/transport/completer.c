@@ -263,8 +263,8 @@ static void on_ack_pkt(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_
 			 * this copy was provoked by packets sent before the
 			 * go-back, or is delayed. rxe follows each RNR NAK for X
 			 * with a sequence NAK for X, which arrives during the RNR
-			 * wait or after it, when X is on its way again (issue 8
-			 * item 2, interop retry-exc). The resend already repairs
+			 * wait or after it, when X is on its way again (seen in
+			 * the interop suite's retry-exc case). The resend already repairs
 			 * it: no second rewind, no retry counted, timers as they
 			 * are (the ACK timer recovers if the resend is lost). */
 			qp->stats.nak_seq_dup++;

@@ -5,7 +5,7 @@
  * WR_FLUSH_ERR, signaled or not (verbs: flushed WRs always generate a
  * completion), after the WQE that caused it, and the transport goes back to
  * what RESET leaves (droce_tp_reset: no cursor inside a WQE, no message half
- * received, no timer, no queued answer; issue 8 item 11).
+ * received, no timer, no queued answer).
  *
  * A completion can itself move the QP to ERR (a CQ overrun): callers check
  * qp->state after each one and stop what they were doing.

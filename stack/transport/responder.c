@@ -7,7 +7,7 @@
  *   CHK_PSN -> CHK_OP_SEQ -> CHK_OP_VALID -> CHK_RESOURCE -> CHK_LENGTH
  *   -> CHK_RKEY -> EXECUTE -> DONE
  *
- * in rxe_resp.c's order and with its NAK codes (issue 8 item 6): an
+ * in rxe_resp.c's order and with its NAK codes: an
  * operation the QP does not enable is an invalid request, a missing receive
  * WQE is an RNR NAK before any length check, a DMA length above 2^31 is an
  * invalid request before the R_Key is looked at (C9-94).
@@ -357,7 +357,7 @@ static enum resp_state execute(struct resp_ctx *c)
 			/* The WQE is consumed before its completion is posted (as
 			 * rxe): a completion that overruns the CQ moves the QP to
 			 * ERR, which flushes what is still queued and resets the
-			 * transport; this step then ends here (issue 8 item 11). */
+			 * transport; this step then ends here. */
 			qp->rq_head++;
 			qp->tp.msn = (qp->tp.msn + 1) & DROCE_MSN_MASK;
 			qp->tp.in_msg = 0;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * One retransmission timer per QP (issue 8 item 2), a small state machine:
+ * One retransmission timer per QP, a small state machine:
  *
  *   IDLE --packet sent--> ACK --progress, all ACKed--> IDLE
  *   ACK  --progress-----> ACK (restarted, 9.7.6.1.3)
@@ -12,7 +12,7 @@
  *
  * An ACK expiry while a rewind's first packet has not left yet (the link or
  * the scheduler held it) counts no retry: it re-arms and waits (a timer never
- * counts a retry for a packet that never left, issue 8 item 1).
+ * counts a retry for a packet that never left).
  *
  * Pacing (`pace_at`) is the congestion controller's gate on the next send,
  * kept here so the QP has a single deadline for core/ to watch.

@@ -9,8 +9,8 @@
  * qp->context->ops.post_send and the like) see exactly the layout they were
  * compiled against, and we get our state back with a cast.
  *
- * Threads: a droce context is driven by one thread at a time (GUIDE
- * principle 1). Here two threads may want it: the application inside a verbs
+ * Threads: a droce context is driven by one thread at a time
+ * (docs/architecture.md, principle 1). Here two threads may want it: the application inside a verbs
  * call, and the progress thread that keeps the port and the responder going
  * while the application is not calling (perftest's servers wait in a TCP
  * read during a WRITE test; ib_write_lat spins on memory). They take turns

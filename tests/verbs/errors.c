@@ -277,7 +277,7 @@ static void bad_calls(struct side *s)
 	CHECK(ibv_post_recv(qp, &rwr, &rbad) == EINVAL && rbad == &rwr, "post_recv in RESET: EINVAL");
 	CHECK(ibv_destroy_qp(qp) == 0, "destroy_qp: 0");
 
-	/* UD (issue 13): address handles need a GRH with an IPv4-mapped GID;
+	/* UD: address handles need a GRH with an IPv4-mapped GID;
 	 * a UD QP takes SEND with an AH only, and QKEY at RESET->INIT. */
 	struct ibv_ah_attr aha = {.is_global = 0, .port_num = 1};
 	errno = 0;

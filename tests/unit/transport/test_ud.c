@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unreliable Datagram QPs (IBTA vol 1 9.8.4, 10.2.4; issue 13 item 1): two
+ * Unreliable Datagram QPs (IBTA vol 1 9.8.4, 10.2.4): two
  * contexts over the in-memory link. A UD SEND is one SEND_ONLY packet with a
  * DETH (Q_Key, source QP), never acknowledged; the receiver checks the
  * Q_Key, needs a receive WQE (else a silent drop) and places the 40-byte
@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "base/splitmix64.h"
 #include "cm/mad.h"
 #include "pair.h"
 #include "wire/bytes.h"
@@ -605,13 +606,10 @@ static void test_api_errors(void **state)
  * of random sizes posted now and then. A model of the receive rules
  * predicts each frame's fate: one completion exactly as predicted, or one
  * count under the predicted drop reason; no byte past what a completion
- * covers changes (GUIDE principle 5: bad input counted, never trusted). */
+ * covers changes (principle 5, docs/architecture.md: bad input counted, never trusted). */
 static uint64_t rnd(uint64_t *s)
 {
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
+	return droce_splitmix64(s);
 }
 
 #define SLOTS 8u
