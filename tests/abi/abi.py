@@ -13,7 +13,9 @@ check fails when
   - the library exports anything but the map's names at their map versions;
   - the exported list differs from the committed LIST: "without the map
     changing" when the map's hash is the one LIST recorded (a symbol
-    vanished or moved: an ABI break), else "regenerate it".
+    vanished or moved: an ABI break), else "regenerate it";
+  - a struct the public headers define changed its size or alignment from
+    what LIST records (symbols alone do not show a layout break).
 update adds the public functions the map lacks to its newest version node,
 then (after the caller rebuilt the library) writes LIST from the library.
 headers compiles every public header on its own as C11 and as C++ (-Werror)
@@ -71,6 +73,32 @@ def declared(include, cc):
         return names
 
 
+def layouts(include, cc):
+    """'struct NAME SIZE ALIGN' of every struct the public headers define:
+    the part of the ABI that is not symbols (a field added to a struct the
+    application allocates changes its size)."""
+    names = set()
+    for h in headers_of(include):
+        names |= set(re.findall(r"^\s*struct (droce_\w+) \{", open(h).read(), flags=re.M))
+    with tempfile.TemporaryDirectory() as t:
+        src = os.path.join(t, "layout.c")
+        with open(src, "w") as f:
+            for h in headers_of(include):
+                f.write("#include <droce/%s>\n" % os.path.basename(h))
+            f.write("#include <stdio.h>\nint main(void)\n{\n")
+            for n in sorted(names):
+                f.write('\tprintf("struct %s %%zu %%zu\\n", sizeof(struct %s), _Alignof(struct %s));\n'
+                        % (n, n, n))
+            f.write("\treturn 0;\n}\n")
+        exe = os.path.join(t, "layout")
+        r = subprocess.run(cc + ["-std=c11", "-I", include, src, "-o", exe],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            fail(["the public structs' layout program does not build:", r.stderr])
+        out = subprocess.run([exe], capture_output=True, text=True, check=True).stdout
+        return set(out.splitlines())
+
+
 def parse_map(path):
     """[(node, [names])] of the map's global sections."""
     text = re.sub(r"/\*.*?\*/", "", open(path).read(), flags=re.S)
@@ -106,17 +134,19 @@ def map_hash(path):
 
 
 def read_list(path):
-    meta, syms = {}, set()
+    meta, syms, lay = {}, set(), set()
     if not os.path.exists(path):
-        return meta, syms
+        return meta, syms, lay
     for line in open(path):
         line = line.strip()
         m = re.match(r"# (soname|map-sha256): (\S+)", line)
         if m:
             meta[m.group(1)] = m.group(2)
+        elif line.startswith("struct "):
+            lay.add(line)
         elif line and not line.startswith("#"):
             syms.add(line)
-    return meta, syms
+    return meta, syms, lay
 
 
 def check(a):
@@ -135,7 +165,14 @@ def check(a):
         errs.append("exported but not in the map: %s" % s)
     for s in sorted(want - exp):
         errs.append("in the map but not exported (gone from the library?): %s" % s)
-    meta, committed = read_list(a.list)
+    meta, committed, committed_lay = read_list(a.list)
+    lay = layouts(a.include, a.cc)
+    if lay != committed_lay:
+        errs.append("the public structs' layout changed (size, alignment), as %s recorded it: "
+                    "an ABI break for programs built before; if intended (no release since, or "
+                    "with a SONAME bump) run scripts/abi-update:" % os.path.basename(a.list))
+        errs.extend(["  + %s" % x for x in sorted(lay - committed_lay)] +
+                    ["  - %s" % x for x in sorted(committed_lay - lay)])
     so = soname(a.lib)
     same_map = meta.get("map-sha256") == map_hash(a.map)
     if exp != committed or meta.get("soname") != so:
@@ -156,8 +193,9 @@ def check(a):
                     % (os.path.basename(a.map), os.path.basename(a.list)))
     if errs:
         fail(errs)
-    print("PASS: %s exports the %d functions of include/droce/ at their map versions, "
-          "as %s records" % (so, len(exp), os.path.basename(a.list)))
+    print("PASS: %s exports the %d functions of include/droce/ at their map versions, and "
+          "the %d public structs have the sizes %s records" % (so, len(exp), len(lay),
+                                                             os.path.basename(a.list)))
 
 
 def update(a):
@@ -183,13 +221,17 @@ def update(a):
         return
     exp = exported(a.lib)
     with open(a.list, "w") as f:
-        f.write("# The symbols libdroce exports, from the built library: scripts/abi-update\n")
-        f.write("# writes this file; tests/abi checks the library against it.\n")
+        f.write("# The symbols libdroce exports (from the built library) and the size and\n")
+        f.write("# alignment of every public struct: scripts/abi-update writes this file,\n")
+        f.write("# tests/abi checks the library and the headers against it.\n")
         f.write("# soname: %s\n" % soname(a.lib))
         f.write("# map-sha256: %s\n" % map_hash(a.map))
         for s in sorted(exp):
             f.write(s + "\n")
-    print("abi-update: %s: %d symbols" % (a.list, len(exp)))
+        lay = layouts(a.include, a.cc)
+        for x in sorted(lay):
+            f.write(x + "\n")
+    print("abi-update: %s: %d symbols, %d struct layouts" % (a.list, len(exp), len(lay)))
 
 
 def headers(a):
