@@ -133,10 +133,23 @@ if [ -e "$libdir/droce/libibverbs.so.1" ]; then
   [ "$first" = "$libdir/droce" ] && ok "droce-run puts $libdir/droce first" ||
     bad "the installed droce-run uses '$first', not $libdir/droce"
   [ -e "$libdir/droce/librdmacm.so.1" ] || echo "note: no librdmacm.so.1 (no librdmacm-dev)"
+  # An unmodified rdma-core program: droce0 through the installed droce-run,
+  # and not without it, even with the install's LIBDIR on the library path.
+  if command -v ibv_devices >/dev/null; then
+    with=$(env -u DROCE_PORT -u DROCE_IP "$bindir/droce-run" --port "memif:server,socket=$work/v.sock" \
+      --ip 198.18.0.9 ibv_devices 2>&1)
+    echo "$with" | grep -q '^ *droce0 ' && ok "ibv_devices lists droce0 through the installed droce-run" ||
+      { echo "$with"; bad "ibv_devices through the installed droce-run does not list droce0"; }
+  fi
 elif [ -n "${DROCE_DEBS:-}" ] || [ -n "$dropins" ]; then
   bad "no libibverbs.so.1 in $libdir/droce"
 else
   echo "skip: this build has no verbs drop-in (no libibverbs-dev)"
+fi
+if [ -n "$dropins" ] && command -v ibv_devices >/dev/null; then
+  without=$(DROCE_PORT="memif:server,socket=$work/v.sock" DROCE_IP=198.18.0.9 ibv_devices 2>&1)
+  echo "$without" | grep -q 'droce0' && bad "ibv_devices sees droce0 without droce-run: rdma-core is shadowed" ||
+    ok "ibv_devices without droce-run is rdma-core's (no droce0)"
 fi
 
 # Tools and their man pages.
