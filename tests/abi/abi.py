@@ -46,13 +46,18 @@ def headers_of(include):
     return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".h"))
 
 
+def include_all(f, include):
+    """#include every public header into the program @p f is writing."""
+    for h in headers_of(include):
+        f.write("#include <droce/%s>\n" % os.path.basename(h))
+
+
 def declared(include, cc):
     """Non-inline functions the public headers declare, from gcc -aux-info."""
     with tempfile.TemporaryDirectory() as t:
         src = os.path.join(t, "all.c")
         with open(src, "w") as f:
-            for h in headers_of(include):
-                f.write("#include <droce/%s>\n" % os.path.basename(h))
+            include_all(f, include)
             f.write("int droce_abi_dummy;\n")
         aux = os.path.join(t, "aux.txt")
         r = subprocess.run(cc + ["-std=c11", "-I", include, "-aux-info", aux,
@@ -83,8 +88,7 @@ def layouts(include, cc):
     with tempfile.TemporaryDirectory() as t:
         src = os.path.join(t, "layout.c")
         with open(src, "w") as f:
-            for h in headers_of(include):
-                f.write("#include <droce/%s>\n" % os.path.basename(h))
+            include_all(f, include)
             f.write("#include <stdio.h>\nint main(void)\n{\n")
             for n in sorted(names):
                 f.write('\tprintf("struct %s %%zu %%zu\\n", sizeof(struct %s), _Alignof(struct %s));\n'
@@ -258,8 +262,7 @@ def headers(a):
             names = sorted(s.split("@")[0] for s in exported(a.lib))
             src = os.path.join(t, "link.cc")
             with open(src, "w") as f:
-                for h in headers_of(a.include):
-                    f.write("#include <droce/%s>\n" % os.path.basename(h))
+                include_all(f, a.include)
                 f.write("#include <cstdio>\nint main() {\n\tconst void *f[] = {\n")
                 for n in names:
                     f.write("\t\treinterpret_cast<const void *>(&%s),\n" % n)
