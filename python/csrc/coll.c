@@ -40,6 +40,8 @@ enum { WR_DATA = 1, WR_CREDIT = 2, WR_RECV = 3 };
 /* Shutdown: poll on this long after the last barrier (the peers' last ACKs). */
 #define LINGER_NS 50000000ull
 #define LINK_WAIT_NS 10000000000ull
+/* Shutdown: how long the last barrier and the store's goodbyes may take. */
+#define SHUTDOWN_WAIT_NS 10000000000ull
 #define RECV_SPARE 8u
 
 struct aside {
@@ -757,7 +759,7 @@ static int sget(struct dcoll *d, const char *fmt, int a, int b, void *v, size_t 
 {
 	char key[96];
 	snprintf(key, sizeof(key), fmt, a, b);
-	int r = d->c.store.get(d->c.store.arg, key, v, len);
+	int r = d->c.store.get(d->c.store.arg, key, v, len, d->c.timeout_ns);
 	return r < 0 ? r : 0;
 }
 
@@ -1098,6 +1100,10 @@ void dcoll_destroy(struct dcoll *d)
 	if (!d)
 		return;
 	if (d->size > 1 && d->ctx) {
+		/* a peer that failed (or is stuck elsewhere) must not hold this
+		 * one for the whole operation timeout */
+		if (d->c.timeout_ns > SHUTDOWN_WAIT_NS)
+			d->c.timeout_ns = SHUTDOWN_WAIT_NS;
 		if (!d->failed)
 			dcoll_barrier(d);
 		/* our last ACKs and credits must reach the peers still in it */

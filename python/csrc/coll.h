@@ -30,8 +30,9 @@ struct dcoll;
 /** The rendezvous (torch's store): set a key, and get one, waiting until it is set. */
 struct dcoll_store {
 	int (*set)(void *arg, const char *key, const void *val, size_t len);
-	/** @return the value's length (at most @p len copied), or -errno (-ETIMEDOUT) */
-	int (*get)(void *arg, const char *key, void *val, size_t len);
+	/** Wait at most @p timeout_ns. @return the value's length (at most @p len copied),
+	 *  or -errno (-ETIMEDOUT) */
+	int (*get)(void *arg, const char *key, void *val, size_t len, uint64_t timeout_ns);
 	void *arg;
 };
 

@@ -460,10 +460,10 @@ class ProcessGroupDroce : public c10d::ProcessGroup {
     }
   }
 
-  static int storeGet(void* arg, const char* key, void* val, size_t len) {
+  static int storeGet(void* arg, const char* key, void* val, size_t len, uint64_t timeout_ns) {
     auto* self = static_cast<ProcessGroupDroce*>(arg);
     try {
-      self->store_->wait({key}, self->timeout_);
+      self->store_->wait({key}, std::chrono::milliseconds(timeout_ns / 1000000));
       std::vector<uint8_t> v = self->store_->get(key);
       std::memcpy(val, v.data(), std::min(len, v.size()));
       return static_cast<int>(v.size());
