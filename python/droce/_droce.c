@@ -398,6 +398,36 @@ static PyObject *ctx_stats(Ctx *self, PyObject *unused)
 	return d;
 }
 
+/* A new region object, not yet registered; @p owner (may be NULL) is held. */
+static MR *mr_new(PyObject *owner)
+{
+	MR *m = PyObject_New(MR, &MRType);
+	if (!m)
+		return NULL;
+	m->mr = NULL;
+	m->has_view = false;
+	m->ctx = NULL;
+	Py_XINCREF(owner);
+	m->owner = owner;
+	return m;
+}
+
+/* Register @p m's memory on @p self; the region then holds the context. */
+static PyObject *mr_register(Ctx *self, MR *m, void *addr, size_t len, unsigned access)
+{
+	lock(self);
+	m->mr = droce_reg_mr(self->ctx, addr, len, access);
+	int e = errno;
+	unlock(self);
+	if (!m->mr) {
+		Py_DECREF(m);
+		return raise_errno(e, "register_memory failed");
+	}
+	Py_INCREF(self);
+	m->ctx = self;
+	return (PyObject *)m;
+}
+
 static PyObject *ctx_register(Ctx *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {"obj", "access", NULL};
@@ -405,13 +435,9 @@ static PyObject *ctx_register(Ctx *self, PyObject *args, PyObject *kw)
 	int access = -1;
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|i", kwlist, &obj, &access) || !ctx_ok(self))
 		return NULL;
-	MR *m = PyObject_New(MR, &MRType);
+	MR *m = mr_new(NULL);
 	if (!m)
 		return NULL;
-	m->mr = NULL;
-	m->owner = NULL;
-	m->has_view = false;
-	m->ctx = NULL;
 	int flags = PyBUF_ANY_CONTIGUOUS | PyBUF_WRITABLE;
 	if (PyObject_GetBuffer(obj, &m->view, flags)) {
 		/* read-only memory (bytes) can still be sent from */
@@ -431,17 +457,7 @@ static PyObject *ctx_register(Ctx *self, PyObject *args, PyObject *kw)
 	m->has_view = true;
 	if (access < 0)
 		access = ACCESS_ALL;
-	lock(self);
-	m->mr = droce_reg_mr(self->ctx, m->view.buf, (size_t)m->view.len, (unsigned)access);
-	int e = errno;
-	unlock(self);
-	if (!m->mr) {
-		Py_DECREF(m);
-		return raise_errno(e, "register_memory failed");
-	}
-	Py_INCREF(self);
-	m->ctx = self;
-	return (PyObject *)m;
+	return mr_register(self, m, m->view.buf, (size_t)m->view.len, (unsigned)access);
 }
 
 static PyObject *ctx_register_raw(Ctx *self, PyObject *args)
@@ -454,24 +470,10 @@ static PyObject *ctx_register_raw(Ctx *self, PyObject *args)
 		return NULL;
 	if (len < 0 || (!addr && len))
 		return raise_errno(EINVAL, "bad address or length");
-	MR *m = PyObject_New(MR, &MRType);
+	MR *m = mr_new(owner);
 	if (!m)
 		return NULL;
-	m->has_view = false;
-	m->ctx = NULL;
-	Py_INCREF(owner);
-	m->owner = owner;
-	lock(self);
-	m->mr = droce_reg_mr(self->ctx, (void *)(uintptr_t)addr, (size_t)len, (unsigned)access);
-	int e = errno;
-	unlock(self);
-	if (!m->mr) {
-		Py_DECREF(m);
-		return raise_errno(e, "register_memory failed");
-	}
-	Py_INCREF(self);
-	m->ctx = self;
-	return (PyObject *)m;
+	return mr_register(self, m, (void *)(uintptr_t)addr, (size_t)len, (unsigned)access);
 }
 
 static PyObject *ctx_create_qp(Ctx *self, PyObject *args, PyObject *kw)
