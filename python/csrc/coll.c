@@ -706,6 +706,51 @@ int dcoll_alltoallv(struct dcoll *d, const void *in, const size_t *soff, const s
 	return end(d, rc, mi, NULL);
 }
 
+/* gather and scatter: the root talks to every rank directly (its sends all
+ * queued at once, its receives in rank order). */
+int dcoll_gather(struct dcoll *d, const void *in, void *out, size_t bytes, int root)
+{
+	int n = d->size, r = d->rank;
+	if (root < 0 || root >= n || (bytes && (!in || (r == root && !out))))
+		return -EINVAL;
+	int rc = begin(d);
+	if (rc || !bytes)
+		return rc ? rc : end(d, 0, NULL, NULL);
+	if (r != root) {
+		struct droce_mr *mr = reg(d, in, bytes);
+		if (!mr)
+			return end(d, d->failed, NULL, NULL);
+		isend(d, root, STREAM_COLL, in, bytes, mr->lkey);
+		return end(d, 0, mr, NULL);
+	}
+	memmove((uint8_t *)out + (size_t)r * bytes, in, bytes);
+	for (int j = 0; !rc && j < n; j++)
+		if (j != r)
+			rc = recv_msg(d, j, STREAM_COLL, (uint8_t *)out + (size_t)j * bytes, bytes, 0, NULL,
+				      NULL, -1, 0);
+	return end(d, rc, NULL, NULL);
+}
+
+int dcoll_scatter(struct dcoll *d, const void *in, void *out, size_t bytes, int root)
+{
+	int n = d->size, r = d->rank;
+	if (root < 0 || root >= n || (bytes && (!out || (r == root && !in))))
+		return -EINVAL;
+	int rc = begin(d);
+	if (rc || !bytes)
+		return rc ? rc : end(d, 0, NULL, NULL);
+	if (r != root)
+		return end(d, recv_msg(d, root, STREAM_COLL, out, bytes, 0, NULL, NULL, -1, 0), NULL, NULL);
+	struct droce_mr *mr = n > 1 ? reg(d, in, bytes * (size_t)n) : NULL;
+	if (n > 1 && !mr)
+		return end(d, d->failed, NULL, NULL);
+	for (int j = 0; j < n; j++)
+		if (j != r)
+			isend(d, j, STREAM_COLL, (const uint8_t *)in + (size_t)j * bytes, bytes, mr->lkey);
+	memmove(out, (const uint8_t *)in + (size_t)r * bytes, bytes);
+	return end(d, 0, mr, NULL);
+}
+
 int dcoll_barrier(struct dcoll *d)
 {
 	int rc = begin(d);

@@ -90,6 +90,10 @@ int dcoll_reduce_scatter(struct dcoll *d, const void *in, void *out, size_t coun
 /** Block j of @p in (send_off[j], send_len[j] bytes) goes to rank j; rank j's lands at recv_off[j]. */
 int dcoll_alltoallv(struct dcoll *d, const void *in, const size_t *send_off,
 		    const size_t *send_len, void *out, const size_t *recv_off, const size_t *recv_len);
+/** Rank @p root gets every rank's @p bytes at out + j * bytes (its own copied from @p in). */
+int dcoll_gather(struct dcoll *d, const void *in, void *out, size_t bytes, int root);
+/** Every rank j gets root's in + j * bytes in @p out. */
+int dcoll_scatter(struct dcoll *d, const void *in, void *out, size_t bytes, int root);
 int dcoll_barrier(struct dcoll *d);
 int dcoll_send(struct dcoll *d, int peer, const void *buf, size_t bytes, int tag);
 int dcoll_recv(struct dcoll *d, int peer, void *buf, size_t bytes, int tag);

@@ -155,6 +155,23 @@ dist.all_to_all(outs, ins)
 for j in range(n):
     same(f"all_to_all from {j}", outs[j], data(torch.int32, 100 + rank, j, 60 + rank))
 
+# gather and scatter, every root
+for root in range(n):
+    x = data(torch.float32, 777, rank, 80 + root)
+    a = [torch.empty(777) for _ in range(n)] if rank == root else None
+    b = [torch.empty(777) for _ in range(n)] if rank == root else None
+    dist.gather(x, a, dst=root)
+    dist.gather(x, b, dst=root, group=gloo)
+    if rank == root:
+        for j in range(n):
+            same(f"gather root {root} from {j}", a[j], b[j])
+    ins = [data(torch.int64, 500, root, 90 + j) for j in range(n)] if rank == root else None
+    a, b = torch.empty(500, dtype=torch.int64), torch.empty(500, dtype=torch.int64)
+    dist.scatter(a, ins, src=root)
+    dist.scatter(b, [t.clone() for t in ins] if ins else None, src=root, group=gloo)
+    same(f"scatter root {root}", a, b)
+    same(f"scatter root {root} vs reference", a, data(torch.int64, 500, root, 90 + rank))
+
 # send/recv round the ring; two tags received in the other order than sent
 nxt, prv = (rank + 1) % n, (rank - 1) % n
 t1, t2 = data(torch.float32, 3000, rank, 70), data(torch.float32, 70000, rank, 71)

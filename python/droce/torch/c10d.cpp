@@ -311,6 +311,67 @@ class ProcessGroupDroce : public c10d::ProcessGroup {
     });
   }
 
+  c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs,
+                                        std::vector<at::Tensor>& inputs,
+                                        const c10d::GatherOptions& opts) override {
+    at::Tensor in = one(inputs, "gather").contiguous();
+    int root = static_cast<int>(opts.rootRank);
+    std::vector<at::Tensor> outs;
+    if (getRank() == root) {
+      TORCH_CHECK(outputs.size() == 1 && outputs[0].size() == static_cast<size_t>(getSize()),
+                  "droce: gather wants one list of ", getSize(), " output tensors on the root");
+      for (auto& o : outputs[0]) {
+        check(o, "gather");
+        TORCH_CHECK(o.numel() == in.numel() && o.scalar_type() == in.scalar_type(),
+                    "droce: gather output tensors must match the input");
+      }
+      outs = outputs[0];
+    } else {
+      TORCH_CHECK(outputs.empty() || outputs[0].empty(),
+                  "droce: gather takes output tensors on the root only");
+    }
+    at::Tensor flat = getRank() == root ? at::empty({getSize() * in.numel()}, in.options())
+                                        : at::Tensor();
+    return enqueue(OpType::GATHER, outs, [=](dcoll* d) {
+      int r = dcoll_gather(d, in.data_ptr(), flat.defined() ? flat.data_ptr() : nullptr,
+                           in.nbytes(), root);
+      for (size_t i = 0; !r && i < outs.size(); i++)
+        outs[i].copy_(flat.narrow(0, i * in.numel(), in.numel()).view(outs[i].sizes()));
+      return r;
+    });
+  }
+
+  c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& outputs,
+                                         std::vector<std::vector<at::Tensor>>& inputs,
+                                         const c10d::ScatterOptions& opts) override {
+    at::Tensor out = one(outputs, "scatter");
+    int root = static_cast<int>(opts.rootRank);
+    at::Tensor in;
+    if (getRank() == root) {
+      TORCH_CHECK(inputs.size() == 1 && inputs[0].size() == static_cast<size_t>(getSize()),
+                  "droce: scatter wants one list of ", getSize(), " input tensors on the root");
+      std::vector<at::Tensor> flat;
+      for (auto& i : inputs[0]) {
+        check(i, "scatter");
+        TORCH_CHECK(i.numel() == out.numel() && i.scalar_type() == out.scalar_type(),
+                    "droce: scatter input tensors must match the output");
+        flat.push_back(i.reshape({-1}));
+      }
+      in = at::cat(flat);
+    } else {
+      TORCH_CHECK(inputs.empty() || inputs[0].empty(),
+                  "droce: scatter takes input tensors on the root only");
+    }
+    at::Tensor w = out.contiguous();
+    return enqueue(OpType::SCATTER, {out}, [=](dcoll* d) {
+      int r = dcoll_scatter(d, in.defined() ? in.data_ptr() : nullptr, w.data_ptr(), w.nbytes(),
+                            root);
+      if (!r && !w.is_same(out))
+        out.copy_(w);
+      return r;
+    });
+  }
+
   c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& outputs,
                                                 std::vector<std::vector<at::Tensor>>& inputs,
                                                 const c10d::ReduceScatterOptions& opts) override {
@@ -560,8 +621,8 @@ class ProcessGroupDroce : public c10d::ProcessGroup {
         e = std::current_exception();
       }
       if (r && !e) {
-        std::string msg = std::string("droce: rank ") + std::to_string(getRank()) + ": " +
-                          dcoll_error(d) + " (" + std::strerror(-r) + ")";
+        // the engine's message names the rank already
+        std::string msg = std::string("droce: ") + dcoll_error(d) + " (" + std::strerror(-r) + ")";
         {
           std::lock_guard<std::mutex> l(mutex_);
           broken_ = msg;
