@@ -20,6 +20,7 @@ has the whole API.
 from __future__ import annotations
 
 import os
+from collections import deque
 from typing import Any, NamedTuple, Optional, Tuple
 
 from . import _droce
@@ -74,6 +75,11 @@ class QP:
         self._ctx_ref = ctx
         self._q = q
         self.peer: Optional[Address] = None
+        # The regions of posted work requests, held until their completion:
+        # a region dropped right after the post (qp.post_send(ctx.register_memory(a)))
+        # must not be deregistered under a transfer (droce then fails the WR).
+        self._sq: deque = deque()
+        self._rq: deque = deque()
 
     @property
     def num(self) -> int:
@@ -97,6 +103,8 @@ class QP:
     def close(self) -> None:
         """Destroy the QP and its CQ."""
         self._q.close()
+        self._sq.clear()
+        self._rq.clear()
 
     def connect(self, addr: Address, timeout: Optional[float] = 10.0,
                 private_data: bytes = b"") -> None:
@@ -124,11 +132,13 @@ class QP:
         """SEND mr[offset:offset+length] (all of it by default); with imm, SEND with immediate."""
         op = _droce.WR_SEND if imm is None else _droce.WR_SEND_WITH_IMM
         self._q._post_send(op, mr, offset, -1 if length is None else length, wr_id, imm, 0, 0, signaled)
+        self._sq.append((wr_id, mr))
 
     def post_recv(self, mr: MemoryRegion, offset: int = 0, length: Optional[int] = None,
                   wr_id: int = 0) -> None:
         """Post a receive buffer for one SEND (or one RDMA WRITE with immediate)."""
         self._q._post_recv(mr, offset, -1 if length is None else length, wr_id)
+        self._rq.append((wr_id, mr))
 
     def post_write(self, mr: MemoryRegion, remote: RemoteBuffer | Tuple[int, int], offset: int = 0,
                    length: Optional[int] = None, remote_offset: int = 0, wr_id: int = 0,
@@ -139,6 +149,7 @@ class QP:
         op = _droce.WR_RDMA_WRITE if imm is None else _droce.WR_RDMA_WRITE_WITH_IMM
         self._q._post_send(op, mr, offset, -1 if length is None else length, wr_id, imm,
                         addr + remote_offset, rkey, signaled)
+        self._sq.append((wr_id, mr))
 
     def post_read(self, mr: MemoryRegion, remote: RemoteBuffer | Tuple[int, int], offset: int = 0,
                   length: Optional[int] = None, remote_offset: int = 0, wr_id: int = 0,
@@ -147,13 +158,37 @@ class QP:
         addr, rkey = remote[0], remote[1]
         self._q._post_send(_droce.WR_RDMA_READ, mr, offset, -1 if length is None else length, wr_id,
                         None, addr + remote_offset, rkey, signaled)
+        self._sq.append((wr_id, mr))
 
     def poll_completion(self, timeout: Optional[float] = None, check: bool = True) -> Completion:
         """Wait for the next completion (GIL released); TimeoutError after timeout seconds.
 
         With check (the default) a completion whose status is not WC_SUCCESS raises
         droce.CompletionError, with .status and .completion."""
-        return self._q._poll_completion(-1.0 if timeout is None else float(timeout), check)
+        try:
+            wc = self._q._poll_completion(-1.0 if timeout is None else float(timeout), check)
+        except CompletionError as e:
+            self._retire(e.completion)
+            raise
+        self._retire(wc)
+        return wc
+
+    def _retire(self, wc: Completion) -> None:
+        """Let go of the regions of the WRs a completion ends: a receive ends its own
+        (receives complete in order); a send completion also ends the unsignaled sends
+        posted before it (IBTA 10.8.3: a send queue completes in order)."""
+        recv = wc.opcode in (_droce.WC_RECV, _droce.WC_RECV_RDMA_WITH_IMM)
+        q = self._rq if recv else self._sq
+        if wc.status != _droce.WC_SUCCESS and not any(w == wc.wr_id for w, _ in q):
+            q = self._sq if recv else self._rq  # a flushed WR's opcode says nothing
+        for i, (w, _) in enumerate(q):
+            if w == wc.wr_id:
+                if q is self._sq:
+                    for _ in range(i + 1):
+                        q.popleft()
+                else:
+                    del q[i]
+                return
 
     def __enter__(self) -> "QP":
         return self
