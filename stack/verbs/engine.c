@@ -392,9 +392,11 @@ static void print_drops(const struct dv_context *c)
 	struct droce_port_stats ps;
 	if (droce_ctx_get_stats(c->dctx, &cs) || droce_port_get_stats(c->port, &ps))
 		return;
-	fprintf(stderr, "droce: context: rx %llu, tx %llu frames, tx busy %llu; port: tx refused %llu",
+	fprintf(stderr, "droce: context: rx %llu, tx %llu frames, tx busy %llu; port: tx refused %llu, "
+		"looped back %llu",
 		(unsigned long long)cs.rx_frames, (unsigned long long)cs.tx_frames,
-		(unsigned long long)cs.tx_busy, (unsigned long long)ps.tx_nobufs);
+		(unsigned long long)cs.tx_busy, (unsigned long long)ps.tx_nobufs,
+		(unsigned long long)ps.tx_loopback);
 	for (unsigned i = 0; i < DROCE_DROP_REASON_MAX; i++) {
 		const char *name = droce_drop_reason_name(i);
 		if (!name)

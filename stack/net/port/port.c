@@ -53,6 +53,8 @@ static void queue_free(struct droce_port *p)
 {
 	if (p == NULL)
 		return;
+	for (; p->loop_n != 0; p->loop_n--, p->loop_head = (p->loop_head + 1) % LOOP_MAX)
+		rte_pktmbuf_free(p->loop[p->loop_head]);
 	/* Give the PMD a chance to return attached payload before the
 	 * external-mbuf pool goes away (bounded: a PMD may hold mbufs). */
 	for (unsigned i = 0; p->zc && i < CLOSE_WAIT_MS; i++) {
@@ -337,6 +339,10 @@ int droce_port_open_queues(const struct droce_port_conf *conf, struct droce_port
 				/* A zero or multicast address: no ARP, no ping. */
 				fprintf(stderr, "droce: port %u: no valid IPv4 address, ARP off\n",
 					pid);
+			} else {
+				/* our own address is our MAC: a QP connected to
+				 * another of this port resolves at once (loopback) */
+				droce_arp_add_static(p->arp, p->ip, p->mac);
 			}
 		}
 		struct droce_port_info *in = &p->info;
