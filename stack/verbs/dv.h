@@ -63,7 +63,11 @@ struct dv_config {
 	int lcore;              /**< DROCE_LCORE, -1 = not pinned */
 	int comm_core;          /**< DROCE_COMM_CORE, -1 = inline progress */
 	char eal[1024];         /**< DROCE_EAL, split on blanks */
+	double port_wait_s;     /**< DROCE_PORT_WAIT: the port may take this long to start */
 };
+
+/** DROCE_PORT_WAIT's default: a memif client waits this long for its server. */
+#define DV_PORT_WAIT_S 10.0
 
 /**
  * Parse the environment through @p get (getenv in the library, a table in

@@ -313,6 +313,8 @@ int dv_engine_start(struct dv_device *d)
 	pc.port_id = port_id;
 	pc.ip_version = 4;
 	memcpy(pc.ip, d->cfg.ip, 4);
+	pc.start_wait_ns = (uint64_t)(d->cfg.port_wait_s * 1e9);
+	pc.start_needs_link = !strcmp(d->cfg.port_kind, "memif") && !strncmp(d->cfg.port_arg, "client", 6);
 	d->port = droce_port_open(&pc);
 	if (!d->port) {
 		int e = errno ? errno : ENODEV;

@@ -28,6 +28,8 @@
 #define STASH_MAX 64u
 /* Frames to our own MAC waiting for the next rx_burst (loopback). */
 #define LOOP_MAX 512u
+/* How often a port that would not start is asked again (start_wait_ns). */
+#define START_RETRY_US 10000u
 #define CLOSE_WAIT_MS 500u
 #define CLOSE_SETTLE_US 100000u
 
