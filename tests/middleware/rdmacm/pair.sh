@@ -18,6 +18,7 @@
 #                     server (DROCE_PORT_WAIT), as ranks of one job start
 #   MW_LIB=NAME       the library the client must load (libibverbs.so.1)
 #   MW_NEED=PROGRAM   skip (77) when PROGRAM is not installed
+#   MW_SERVER_WANT=RE the server's output must match RE too
 set -u
 run=$1; min=$2; scmd=$3; ccmd=$4; want=$5
 port=$((20000 + $$ % 20000))
@@ -93,6 +94,8 @@ if [ $crc != 0 ] || [ $src != 0 ]; then
   echo "FAIL: ${cargs[*]}: client exit $crc, server exit $src"; rc=1
 elif ! grep -q -E "$want" "$work/client.out"; then
   echo "FAIL: ${cargs[*]}: the client's output does not match '$want'"; rc=1
+elif [ -n "${MW_SERVER_WANT:-}" ] && ! grep -q -E "$MW_SERVER_WANT" "$work/server.out"; then
+  echo "FAIL: ${sargs[*]}: the server's output does not match '$MW_SERVER_WANT'"; rc=1
 elif ! grep -q "calling init: $(cd "$lib" && pwd)/$want_lib" "$work"/client.ld.*; then
   echo "FAIL: the client did not load droce's $want_lib"; rc=1
 elif [ "$srx" -lt "$min" ] || [ "$stx" -lt "$min" ] || [ "$crx" -lt "$min" ] || [ "$ctx" -lt "$min" ]; then
