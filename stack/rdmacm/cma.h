@@ -32,6 +32,8 @@
 #define CMA_MAX_CONNS 256u
 #define CMA_HELD 64u
 #define CMA_TIMEWAIT_NS 500000000ull
+#define CMA_EPHEMERAL_LO 32768u /* Linux's default ip_local_port_range */
+#define CMA_EPHEMERAL_N 28232u
 #define CMA_ORPHAN_NS 1000000000ull /* how long a destroyed listener's port waits for a new one */
 
 struct cma_event {
@@ -61,6 +63,7 @@ struct cma_id {
 	bool no_qp;                       /* connect/accept named conn_param.qp_num, no QP on the id */
 	bool active;                      /* rdma_connect()ed */
 	bool own_cqs;                     /* rdma_create_qp made the id's CQs */
+	bool auto_port;                   /* bound to port 0: an ephemeral port was chosen */
 	struct ibv_qp_init_attr *ep_attr; /* rdma_create_ep listener: the QP rdma_get_request makes */
 	struct droce_conn_event req;      /* a passive id: its REQUEST, held again if its listener
 					     goes before the application took it */
@@ -91,6 +94,7 @@ struct cma {
 	pthread_t pump;
 	bool pump_up;
 	bool stop;                        /* the library is going: the pump ends */
+	unsigned next_port;               /* ephemeral ports for binds to port 0 */
 };
 
 extern struct cma cma;

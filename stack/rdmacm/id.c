@@ -419,8 +419,19 @@ CMA_EXPORT int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	if (!r) {
 		cma.h->local_ip(cma.verbs, me);
 		static const uint8_t any[4];
-		if (memcmp(ip, any, 4) && memcmp(ip, me, 4))
-			r = EADDRNOTAVAIL; /* droce0 has one address */
+		/* droce0 has one address; a loopback one binds to the device
+		 * as the kernel's cma_bind_loopback does (libfabric's verbs
+		 * provider binds 127.0.0.1 when given no address) */
+		if (memcmp(ip, any, 4) && memcmp(ip, me, 4) && ip[0] != 127)
+			r = EADDRNOTAVAIL;
+	}
+	if (!r && !port) {
+		/* port 0: an ephemeral one now, as the kernel's cma_alloc_any_port
+		 * (a listener's address is handed to peers: rxm over verbs) */
+		if (!cma.next_port)
+			cma.next_port = (unsigned)getpid() * 7919u;
+		port = (uint16_t)(CMA_EPHEMERAL_LO + cma.next_port++ % CMA_EPHEMERAL_N);
+		c->auto_port = true;
 	}
 	if (!r) {
 		set_sin(&id->route.addr.src_addr, me, port);
@@ -450,6 +461,8 @@ CMA_EXPORT int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_add
 			cma.h->local_ip(cma.verbs, me);
 			set_sin(&id->route.addr.src_addr, me, 0);
 		}
+		if (ip[0] == 127) /* loopback: ourselves (the port turns it around) */
+			cma.h->local_ip(cma.verbs, ip);
 		set_sin(&id->route.addr.dst_addr, ip, port);
 		/* ARP on the port, asynchronously as the kernel's rdma_resolve_addr:
 		 * the pump asks until the MAC is known (ADDR_RESOLVED) or the
@@ -495,10 +508,18 @@ CMA_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 	for (unsigned i = 0; i < 2 * CMA_MAX_CONNS && l < 0; i++)
 		if (cma.orphan_since[i] && cma.orphan_port[i] == port)
 			l = (int)i; /* the port's previous listener: adopt it, and its held REQs */
-	if (l >= 0)
+	if (l >= 0) {
 		cma.orphan_since[l] = 0;
-	else
+	} else {
 		l = droce_listen(cma.ctx, port);
+		/* an ephemeral port someone listens on already: the next one */
+		for (unsigned t = 0; l == -EADDRINUSE && c->auto_port && t < 64; t++) {
+			port = (uint16_t)(CMA_EPHEMERAL_LO + cma.next_port++ % CMA_EPHEMERAL_N);
+			l = droce_listen(cma.ctx, port);
+			if (l >= 0)
+				((struct sockaddr_in *)&id->route.addr.src_addr)->sin_port = htons(port);
+		}
+	}
 	if (l >= 0 && (unsigned)l < 2 * CMA_MAX_CONNS) {
 		c->listen = l;
 		c->state = CMA_LISTEN;

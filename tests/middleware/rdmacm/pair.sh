@@ -10,7 +10,7 @@
 #   pair.sh DROCE_RUN MIN_FRAMES "SERVER COMMAND" "CLIENT COMMAND" REGEX
 # The server is 198.18.0.1, the client 198.18.0.2; PORT in a command is
 # replaced by a port of this run. Environment:
-#   MW_NETNS=1        both run in a network namespace of their own whose dummy
+#   MW_NETNS=1        both run in a network namespace of their own whose (veth)
 #                     interface holds both addresses: libfabric's verbs provider
 #                     (and Open MPI's address selection) find an RDMA device by
 #                     a kernel interface's address (docs/rdmacm.md)
@@ -45,10 +45,12 @@ if [ "${MW_NETNS:-0}" = 1 ]; then
     ns=; echo "SKIP: cannot make a network namespace (root needed)"; exit 77
   fi
   ip -n "$ns" link set lo up
-  ip -n "$ns" link add mw0 type dummy
-  ip -n "$ns" addr add 198.18.0.1/24 dev mw0
-  ip -n "$ns" addr add 198.18.0.2/24 dev mw0
-  ip -n "$ns" link set mw0 up
+  # a veth pair (this kernel has no dummy driver): only its addresses matter
+  ip -n "$ns" link add mw0 type veth peer name mw1 &&
+    ip -n "$ns" addr add 198.18.0.1/24 dev mw0 &&
+    ip -n "$ns" addr add 198.18.0.2/24 dev mw0 &&
+    ip -n "$ns" link set mw1 up && ip -n "$ns" link set mw0 up ||
+    { echo "FAIL: cannot give the namespace an interface with both addresses"; exit 1; }
   in_ns=(ip netns exec "$ns")
 fi
 sock=$work/memif.sock
