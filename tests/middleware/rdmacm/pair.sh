@@ -19,6 +19,9 @@
 #   MW_LIB=NAME       the library the client must load (libibverbs.so.1)
 #   MW_NEED=PROGRAM   skip (77) when PROGRAM is not installed
 #   MW_SERVER_WANT=RE the server's output must match RE too
+#   MW_RUN_ARGS=ARGS  options for scripts/droce-run before --port (--sysfs:
+#                     UCX finds RDMA devices only through /dev/infiniband and
+#                     sysfs); skip (77) when droce-run does not know them
 set -u
 run=$1; min=$2; scmd=$3; ccmd=$4; want=$5
 port=$((20000 + $$ % 20000))
@@ -29,6 +32,11 @@ command -v "$need" >/dev/null || { echo "SKIP: $need is not installed (scripts/s
 lib=${DROCE_VERBS_LIB:-}
 [ -n "$lib" ] && [ -e "$lib/libibverbs.so.1" ] || { echo "SKIP: no droce libibverbs.so.1"; exit 77; }
 want_lib=${MW_LIB:-libibverbs.so.1}
+read -r -a run_args <<<"${MW_RUN_ARGS:-}"
+for a in "${run_args[@]}"; do
+  "$run" --help 2>/dev/null | grep -q -- "^ *$a\b" ||
+    { echo "SKIP: scripts/droce-run has no $a (needed here)"; exit 77; }
+done
 work=$(mktemp -d /tmp/droce-mw-XXXXXX)
 ns=
 spid=
@@ -56,13 +64,13 @@ fi
 sock=$work/memif.sock
 export DROCE_VERBS_STATS=1
 start_server() {
-  "${in_ns[@]}" timeout 120 "$run" --port "memif:server,socket=$sock" --ip 198.18.0.1 \
+  "${in_ns[@]}" timeout 120 "$run" "${run_args[@]}" --port "memif:server,socket=$sock" --ip 198.18.0.1 \
     "${sargs[@]}" >"$work/server.out" 2>&1 &
   spid=$!
 }
 start_client() {
   LD_DEBUG=libs LD_DEBUG_OUTPUT="$work/client.ld" "${in_ns[@]}" timeout 120 "$run" \
-    --port "memif:client,socket=$sock" --ip 198.18.0.2 "${cargs[@]}" >"$work/client.out" 2>&1
+    "${run_args[@]}" --port "memif:client,socket=$sock" --ip 198.18.0.2 "${cargs[@]}" >"$work/client.out" 2>&1
 }
 if [ "${MW_CLIENT_FIRST:-0}" = 1 ]; then
   start_client & cpid=$!
