@@ -79,15 +79,10 @@ CMA_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_
 	 * one engine, so a PD of any of them (the application's) will do */
 	if (!pd || pd->context->device != id->verbs->device)
 		return cma_fail(EINVAL);
+	/* ibv_qp_init_attr_ex starts with ibv_qp_init_attr's fields (verbs.h
+	 * keeps them so; rdma-core's rdma_create_qp copies them the same way) */
 	struct ibv_qp_init_attr ia;
-	memset(&ia, 0, sizeof(ia));
-	ia.qp_context = attr->qp_context;
-	ia.send_cq = attr->send_cq;
-	ia.recv_cq = attr->recv_cq;
-	ia.srq = attr->srq;
-	ia.cap = attr->cap;
-	ia.qp_type = attr->qp_type;
-	ia.sq_sig_all = attr->sq_sig_all;
+	memcpy(&ia, attr, sizeof(ia));
 	if (!ia.send_cq || !ia.recv_cq) {
 		if (create_cqs(id, ia.send_cq ? 0 : ia.cap.max_send_wr,
 			       ia.recv_cq || ia.srq ? 0 : ia.cap.max_recv_wr))
@@ -131,13 +126,7 @@ CMA_EXPORT int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 		return cma_fail(EINVAL);
 	struct ibv_qp_init_attr_ex ax;
 	memset(&ax, 0, sizeof(ax));
-	ax.qp_context = attr->qp_context;
-	ax.send_cq = attr->send_cq;
-	ax.recv_cq = attr->recv_cq;
-	ax.srq = attr->srq;
-	ax.cap = attr->cap;
-	ax.qp_type = attr->qp_type;
-	ax.sq_sig_all = attr->sq_sig_all;
+	memcpy(&ax, attr, sizeof(*attr)); /* the same leading fields (above) */
 	ax.comp_mask = IBV_QP_INIT_ATTR_PD;
 	ax.pd = pd ? pd : id->pd; /* NULL: the device's PD on the id (rdma-core) */
 	int r = rdma_create_qp_ex(id, &ax);

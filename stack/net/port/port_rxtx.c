@@ -402,6 +402,23 @@ static bool to_frame(struct rte_mbuf *m, const uint8_t *b, struct droce_rx_frame
 	return true;
 }
 
+/* One frame off the ring (or the loopback queue) through rx_one: 1 when it
+ * is the context's, in @p f (linearised, if chained, straight into slot
+ * @p k of the scratch), else 0 and freed. */
+static unsigned take(struct droce_port *p, struct rte_mbuf *m, struct droce_rx_frame *f, unsigned k,
+		     uint64_t now)
+{
+	const uint8_t *b = rx_bytes(p, m, p->scratch + (size_t)k * p->frame_max);
+	if (!rx_one(p, m, b, now)) {
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	f->data = b;
+	f->len = m->pkt_len;
+	f->handle = m;
+	return 1;
+}
+
 static unsigned port_rx_burst(void *link, struct droce_rx_frame *f, unsigned n, uint64_t now)
 {
 	struct droce_port *p = link;
@@ -424,15 +441,7 @@ static unsigned port_rx_burst(void *link, struct droce_rx_frame *f, unsigned n, 
 		struct rte_mbuf *m = p->loop[p->loop_head];
 		p->loop_head = (p->loop_head + 1) % LOOP_MAX;
 		p->loop_n--;
-		const uint8_t *b = rx_bytes(p, m, p->scratch + (size_t)k * p->frame_max);
-		if (rx_one(p, m, b, now)) {
-			f[k].data = b;
-			f[k].len = m->pkt_len;
-			f[k].handle = m;
-			k++;
-		} else {
-			rte_pktmbuf_free(m);
-		}
+		k += take(p, m, &f[k], k, now);
 	}
 	if (k == n)
 		return k;
@@ -440,17 +449,7 @@ static unsigned port_rx_burst(void *link, struct droce_rx_frame *f, unsigned n, 
 	uint64_t ctrl0 = p->st.tx_ctrl;
 	uint16_t got = rte_eth_rx_burst(p->port_id, p->queue, pkts, (uint16_t)(n - k));
 	for (uint16_t i = 0; i < got; i++) {
-		struct rte_mbuf *m = pkts[i];
-		/* Linearised (if chained) straight into the slot it would take. */
-		const uint8_t *b = rx_bytes(p, m, p->scratch + (size_t)k * p->frame_max);
-		if (rx_one(p, m, b, now)) {
-			f[k].data = b;
-			f[k].len = m->pkt_len;
-			f[k].handle = m;
-			k++;
-		} else {
-			rte_pktmbuf_free(m);
-		}
+		k += take(p, pkts[i], &f[k], k, now);
 	}
 	/* Answer pings and ARP now, not when the engine next transmits. */
 	if (p->st.tx_ctrl != ctrl0)
