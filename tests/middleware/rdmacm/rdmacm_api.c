@@ -16,6 +16,10 @@
  *         CONNECT_RESPONSE and rdma_establish on the client; on the server
  *         the request's id moved with rdma_migrate_id to a second channel,
  *         where its ESTABLISHED must arrive.
+ *  loop   sync's server in a thread and its client in the main thread of one
+ *         process, connecting to its own address: the CM's MADs and the
+ *         connection's traffic both turn around in the port (loopback).sh
+ *         runs it on a memif port with no peer.
  *  orphan a listener destroyed with a CONNECT_REQUEST it never handed out:
  *         the client's blocking rdma_connect must fail with ECONNREFUSED
  *         (the REQ rejected) in bounded time, not wait for the CM's
@@ -23,11 +27,13 @@
  * Each connection carries a SEND each way and an RDMA WRITE, checked byte
  * for byte.
  *   rdmacm_api sync|qpn|orphan server|client IP PORT
+ *   rdmacm_api loop any IP PORT
  * Exits 0 printing "rdmacm_api: MODE ok", or names what failed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -421,6 +427,63 @@ static void orphan_client(const char *ip, const char *port)
 	rdma_freeaddrinfo(res);
 }
 
+struct loop_args {
+	const char *ip, *port;
+};
+
+static void *loop_server(void *arg)
+{
+	const struct loop_args *a = arg;
+	sync_server(a->ip, a->port);
+	return NULL;
+}
+
+/* The server's listener must be up before the client's REQ: it listens,
+ * then blocks in rdma_get_request; a REQ before that meets REJ 8 and the
+ * client asks again (bounded). */
+static void loop(const char *ip, const char *port)
+{
+	struct loop_args a = {ip, port};
+	pthread_t t;
+	if (pthread_create(&t, NULL, loop_server, &a))
+		check(0, "pthread_create");
+	for (int i = 0;; i++) {
+		struct rdma_addrinfo *res = addr(ip, port, 0);
+		struct rdma_cm_id *id;
+		if (rdma_create_ep(&id, res, NULL, NULL))
+			die("rdma_create_ep (active)");
+		struct ibv_qp_init_attr_ex qa = {.cap = {.max_send_wr = 4, .max_recv_wr = 4,
+							 .max_send_sge = 1, .max_recv_sge = 1},
+						 .qp_type = IBV_QPT_RC, .sq_sig_all = 1,
+						 .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = id->pd};
+		if (rdma_create_qp_ex(id, &qa))
+			die("rdma_create_qp_ex");
+		struct buf b;
+		buf_init(&b, id->pd);
+		post_recv(id->qp, &b);
+		struct rdma_conn_param cp = {.responder_resources = 1, .initiator_depth = 1,
+					     .retry_count = 7, .rnr_retry_count = 7};
+		if (rdma_connect(id, &cp)) {
+			check(errno == ECONNREFUSED && i < 50, "rdma_connect to ourselves");
+			ibv_dereg_mr(b.mr);
+			rdma_destroy_ep(id);
+			rdma_freeaddrinfo(res);
+			usleep(100000); /* the listener is not up yet */
+			continue;
+		}
+		struct where w;
+		memcpy(&w, id->event->param.conn.private_data, sizeof(w));
+		ask(id->qp, id->send_cq, id->recv_cq, &b, w.addr, w.rkey);
+		if (rdma_disconnect(id))
+			die("rdma_disconnect");
+		ibv_dereg_mr(b.mr);
+		rdma_destroy_ep(id);
+		rdma_freeaddrinfo(res);
+		break;
+	}
+	pthread_join(t, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 5) {
@@ -434,6 +497,8 @@ int main(int argc, char **argv)
 		(server ? sync_server : sync_client)(argv[3], argv[4]);
 	else if (!strcmp(mode, "qpn"))
 		(server ? qpn_server : qpn_client)(argv[3], argv[4]);
+	else if (!strcmp(mode, "loop"))
+		loop(argv[3], argv[4]);
 	else if (!strcmp(mode, "orphan"))
 		(server ? orphan_server : orphan_client)(argv[3], argv[4]);
 	else
