@@ -216,6 +216,23 @@ static void tx_ip_offload(struct rte_mbuf *head, const struct droce_tx_frame *f)
 	}
 }
 
+/* A frame for ourselves: our MAC and our IP. Both, since the two ends of
+ * a link may share a MAC (memif ports of processes forked after DPDK's
+ * PRNG was seeded draw the same "random" one): such a frame for the
+ * peer's IP goes to the link. */
+static bool to_self(const struct droce_port *p, const struct droce_tx_frame *f)
+{
+	if (f->hdr_len < 14 || memcmp(f->hdr, p->mac, 6) != 0)
+		return false;
+	size_t l3 = droce_get_be16(f->hdr + 12) == DROCE_ETHERTYPE_VLAN ? 18 : 14;
+	uint16_t et = droce_get_be16(f->hdr + l3 - 2);
+	if (et == DROCE_ETHERTYPE_IPV4 && p->ip_version == 4 && f->hdr_len >= l3 + 20)
+		return memcmp(f->hdr + l3 + 16, p->ip, 4) == 0;
+	if (et == DROCE_ETHERTYPE_IPV6 && p->ip_version == 6 && f->hdr_len >= l3 + 40)
+		return memcmp(f->hdr + l3 + 24, p->ip, 16) == 0;
+	return false;
+}
+
 /* tx() and tx_fold(): @p fold says whether the ICRC is still to be folded
  * over the payload from @p crc (build_fold) or is in f->trailer. */
 static int port_send(struct droce_port *p, const struct droce_tx_frame *f, bool fold,
@@ -241,7 +258,7 @@ static int port_send(struct droce_port *p, const struct droce_tx_frame *f, bool 
 		p->st.tx_too_long++;
 		return 0;
 	}
-	bool self = f->hdr_len >= 6 && memcmp(f->hdr, p->mac, 6) == 0;
+	bool self = to_self(p, f);
 	if (unlikely(self) && p->loop_n >= LOOP_MAX) {
 		p->st.tx_nobufs++; /* the engine sends it again after our next rx_burst */
 		return -ENOBUFS;
