@@ -124,7 +124,7 @@ struct droce_port_stats {
 	uint64_t tx_nobufs;        /**< tx() refused: batch full and the PMD busy, or no mbufs */
 	uint64_t tx_too_long;      /**< frames over frame_max (or too many segments): dropped */
 	uint64_t tx_ctrl;          /**< ARP and ICMP frames sent */
-	uint64_t tx_loopback;      /**< frames to our own MAC, handed to our RX (never on the link) */
+	uint64_t tx_loopback;      /**< frames to our own MAC and IP, handed to our RX (never on the link) */
 	uint64_t start_retries;    /**< rte_eth_dev_start() attempts before the one that worked */
 	uint64_t tx_ctrl_drop;     /**< ARP/ICMP answers dropped for lack of room */
 	uint64_t zc_attached;      /**< external buffers attached */

@@ -26,7 +26,7 @@
 #define MAX_INLINE 256u
 #define RX_MIN_ROOM 2048u
 #define STASH_MAX 64u
-/* Frames to our own MAC waiting for the next rx_burst (loopback). */
+/* Frames to our own MAC and IP waiting for the next rx_burst (loopback). */
 #define LOOP_MAX 512u
 /* How often a port that would not start is asked again (start_wait_ns). */
 #define START_RETRY_US 10000u
@@ -74,7 +74,7 @@ struct droce_port {
 	struct rte_mbuf *stash[STASH_MAX];
 	unsigned n_stash;
 
-	/* Loopback: frames sent to our own MAC (two QPs of this port talking
+	/* Loopback: frames sent to our own MAC and IP (two QPs of this port talking
 	 * to each other, one context or two), received by the next rx_burst
 	 * in the order sent, as a NIC or rxe turns them around; the link
 	 * never sees them, so no peer is needed. */
