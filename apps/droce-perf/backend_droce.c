@@ -71,6 +71,8 @@ static int open_port(struct perf *p, struct droce_be *b, struct droce_ctx_params
 	pc.port_id = port_id;
 	pc.ip_version = cp->ip_version;
 	memcpy(pc.ip, cp->ip, sizeof(pc.ip));
+	pc.start_wait_ns = (uint64_t)(p->o.port_wait * 1e9);
+	pc.start_needs_link = p->o.memif && !strncmp(p->o.memif, "client", 6);
 	b->port = droce_port_open(&pc);
 	if (!b->port) {
 		fprintf(stderr, "droce-perf: port %u: %s\n", port_id, strerror(errno));

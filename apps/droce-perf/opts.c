@@ -41,6 +41,8 @@ void perf_usage(const char *prog)
 	       "      --impair SPEC       receive-side impairment: drop=P,reorder=P,dup=P,corrupt=P,seed=N\n"
 	       "      --ip ADDR           droce's own IPv4/IPv6 address on the port\n"
 	       "      --memif server|client[,socket=PATH]   set up a memif port\n"
+	       "      --port-wait SEC     a port that will not start yet (a memif client before its\n"
+	       "                          server) is asked again for SEC (default 10; 0: fail at once)\n"
 	       "      --iface IFNAME      set up an af_packet port on IFNAME\n"
 	       "      --capture FILE      write every frame sent and received to a pcap\n"
 	       "      --timeout SEC       give up when nothing progresses for SEC (default 10)\n"
@@ -98,7 +100,7 @@ static int parse_test(const char *s, enum perf_test *t)
 int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsigned errlen)
 {
 	enum { O_GBITS = 256, O_JSON, O_CHECK, O_IMPAIR, O_IP, O_MEMIF, O_IFACE, O_CAPTURE, O_TIMEOUT, O_CC, O_WINDOW,
-	       O_BACKEND, O_IBDEV, O_GIDX, O_IBPORT, O_TMODE, O_WTUNE, O_CM };
+	       O_BACKEND, O_IBDEV, O_GIDX, O_IBPORT, O_TMODE, O_WTUNE, O_CM, O_PWAIT };
 	static const struct option longopts[] = {
 		{"size", required_argument, 0, 's'},    {"all", no_argument, 0, 'a'},
 		{"iters", required_argument, 0, 'n'},   {"duration", required_argument, 0, 'D'},
@@ -114,7 +116,7 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 		{"backend", required_argument, 0, O_BACKEND}, {"ib-dev", required_argument, 0, O_IBDEV},
 		{"gid-index", required_argument, 0, O_GIDX}, {"ib-port", required_argument, 0, O_IBPORT},
 		{"timeout-mode", required_argument, 0, O_TMODE}, {"window-tune", no_argument, 0, O_WTUNE},
-		{"cm", optional_argument, 0, O_CM},
+		{"cm", optional_argument, 0, O_CM},     {"port-wait", required_argument, 0, O_PWAIT},
 		{0, 0, 0, 0},
 	};
 	bool size_set = false, iters_set = false;
@@ -127,6 +129,7 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 	o->mtu = 4096;
 	o->port = 18516;
 	o->timeout = 10.0;
+	o->port_wait = 10.0;
 	o->qp_timeout = 14;
 	o->gid_index = -1;
 	o->ib_port = 1;
@@ -181,6 +184,13 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 			o->memif = a; break;
 		case O_IFACE: o->iface = a; break;
 		case O_CAPTURE: o->capture = a; break;
+		case O_PWAIT: {
+			char *end;
+			o->port_wait = strtod(a, &end);
+			if (end == a || *end || !(o->port_wait >= 0 && o->port_wait <= 3600))
+				FAIL("bad --port-wait '%s' (0..3600 seconds)", a);
+			break;
+		}
 		case O_TIMEOUT: {
 			char *end;
 			o->timeout = strtod(a, &end);

@@ -48,6 +48,7 @@ struct perf_opts {
 	const char *iface;         /* --iface IFNAME */
 	const char *capture;       /* --capture FILE */
 	double timeout;            /* --timeout: no progress for this long = dead peer */
+	double port_wait;          /* --port-wait: the port may take this long to start */
 	uint8_t qp_timeout;        /* -u: IBTA local ACK timeout exponent (4.096 us * 2^N) */
 	const char *cc;            /* --cc: congestion control algorithm */
 	uint32_t window;           /* --window: per-QP send window ceiling, packets (0 = default) */

@@ -109,6 +109,10 @@ struct droce_conn_param {
 	uint8_t path_mtu;            /**< enum droce_mtu, REQ only; default DROCE_MTU_1024 */
 	uint8_t ack_timeout;         /**< local ACK timeout exponent, REQ only; default DROCE_DEFAULT_TIMEOUT */
 	uint16_t src_port;           /**< rdma_cm header's source port; 0 = drawn from the seed */
+	/** Without a QP (droce_connect_qpn(), droce_accept() with a NULL QP):
+	 * the QPN the REQ / REP names. The CM then moves no QP: the
+	 * application sets its own up from droce_conn_get_qp_attr(). */
+	uint32_t qp_num;
 };
 
 void droce_conn_param_init(struct droce_conn_param *p);
@@ -142,6 +146,49 @@ int droce_connect(struct droce_qp *qp, const struct droce_addr *dst,
 		  const struct droce_conn_param *p, uint64_t now);
 
 /**
+ * Connect without a QP of droce's: as droce_connect(), but the REQ names
+ * @p p->qp_num (rdma_cm's conn_param.qp_num) and no QP is moved. The REP
+ * comes out as DROCE_CONN_RESPONSE; the application then brings its QP to
+ * RTR/RTS (droce_conn_get_qp_attr()) and calls droce_conn_establish(),
+ * which sends the RTU (no ESTABLISHED event on this side, as rdma_cm).
+ * @return the connection id; -EINVAL (no CM, NULL, qp_num 0 or beyond 24
+ *         bits, a field out of range), -ENOSPC.
+ */
+int droce_connect_qpn(struct droce_ctx *ctx, const struct droce_addr *dst,
+		      const struct droce_conn_param *p, uint64_t now);
+
+/**
+ * Active side of droce_connect_qpn(), after DROCE_CONN_RESPONSE: send the
+ * RTU (IBTA 12.6.10); the connection is established.
+ * @return 0; -EINVAL (no CM, bad id, a connection with a QP of droce's),
+ *         -EBADFD (no REP yet).
+ */
+int droce_conn_establish(struct droce_ctx *ctx, int conn, uint64_t now);
+
+/** What a QP of a connection needs for RTR and RTS (rdma_init_qp_attr). */
+struct droce_conn_qp_attr {
+	struct droce_addr peer;      /**< the peer's IP (its GID) */
+	uint32_t dest_qpn;           /**< the peer's QPN (REQ / REP) */
+	uint32_t rq_psn;             /**< the first PSN we receive */
+	uint32_t sq_psn;             /**< the first PSN we send */
+	uint8_t path_mtu;            /**< enum droce_mtu, the REQ's */
+	uint8_t max_dest_rd_atomic;  /**< READ/atomics we accept at once */
+	uint8_t max_rd_atomic;       /**< READ/atomics we issue at once */
+	uint8_t timeout;             /**< local ACK timeout exponent */
+	uint8_t retry_cnt, rnr_retry;
+	uint8_t sq_valid;            /**< 0 until the peer's start PSN is known (active: the REP) */
+};
+
+/**
+ * The RTR/RTS attributes of connection @p conn, as the CM would set them on
+ * its QP (the table at the top of stack/cm/svc_conn.c): passive from the
+ * REQUEST event on, active from RESPONSE (before it, sq_valid is 0 and
+ * dest_qpn / sq_psn are 0).
+ * @return 0; -EINVAL (no CM, bad id, NULL).
+ */
+int droce_conn_get_qp_attr(struct droce_ctx *ctx, int conn, struct droce_conn_qp_attr *out);
+
+/**
  * Accept connection @p conn (after its REQUEST event) on @p qp (RC, RESET or
  * INIT): @p qp goes to RTR and RTS with the REQ's attributes, then the REP
  * is sent with @p p (NULL = the defaults; responder resources and initiator
@@ -153,6 +200,9 @@ int droce_connect(struct droce_qp *qp, const struct droce_addr *dst,
  *         connection), -EBADFD (@p conn is not waiting for an answer), or
  *         the QP's modify error (the REQ is then rejected and the id freed).
  */
+/* A NULL @p qp with p->qp_num set: the REP names that QPN and no QP is
+ * moved (the application brought its own to RTR/RTS from
+ * droce_conn_get_qp_attr() first); ESTABLISHED follows the RTU. */
 int droce_accept(struct droce_ctx *ctx, int conn, struct droce_qp *qp,
 		 const struct droce_conn_param *p, uint64_t now);
 
@@ -186,6 +236,8 @@ enum droce_conn_event_type {
 				      the peer got a REJ. Last. */
 	DROCE_CONN_TIMEWAIT_EXIT, /**< after DISCONNECTED: the QP may be reused. Last.
 				       (qp names it, but it may have been destroyed since) */
+	DROCE_CONN_RESPONSE,     /**< active, droce_connect_qpn(): the REP (responder resources,
+				      initiator depth, private data); droce_conn_establish() next */
 };
 
 /** "REQUEST" etc.; never NULL. */
@@ -199,13 +251,14 @@ struct droce_conn_event {
 	struct droce_addr peer;      /**< the peer's IP and port (its rdma_cm source port) */
 	uint16_t local_port;         /**< the listener's or the connected-to port */
 	int status;                  /**< REJECTED: reason; UNREACHABLE, ERROR: -errno; else 0 */
-	/** REQUEST: what the REQ offers (the REP is clamped to these) */
+	/** REQUEST: what the REQ offers (the REP is clamped to these); RESPONSE: what the REP says */
 	uint8_t responder_resources, initiator_depth;
 	/** REQUEST: the REQ's path MTU (enum droce_mtu), the connection's on both
 	 * sides (the REP has none: reject a REQ whose MTU this side cannot carry) */
 	uint8_t path_mtu;
 	size_t private_data_len;
 	uint8_t private_data[DROCE_CONN_PD_MAX];
+	uint32_t remote_qpn;         /**< REQUEST, RESPONSE: the QPN the peer's REQ / REP names */
 };
 
 /**

@@ -28,6 +28,7 @@ static const char *const ev_names[] = {
 	[DROCE_CONN_UNREACHABLE] = "UNREACHABLE",
 	[DROCE_CONN_ERROR] = "ERROR",
 	[DROCE_CONN_TIMEWAIT_EXIT] = "TIMEWAIT_EXIT",
+	[DROCE_CONN_RESPONSE] = "RESPONSE",
 };
 
 const char *droce_conn_event_str(enum droce_conn_event_type t)

@@ -64,6 +64,9 @@ struct svc_conn {
 	enum svc_conn_state state;
 	int cm_id;                    /* the droce_cm id, -1 before the REQ */
 	bool cm_active;               /* we sent the REQ */
+	bool no_qp;                   /* droce_connect_qpn / accept without a QP: the
+					 application moves its own (param.qp_num) */
+	bool have_rep;                /* active: the REP's attributes are in remote */
 	struct droce_qp *qp;          /* followed only through qp_of() (svc_conn.c) */
 	uint32_t qp_index, qpn;       /* where the context's table holds it */
 	struct droce_addr peer;       /* IP and port (our destination / its source port) */

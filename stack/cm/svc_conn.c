@@ -211,37 +211,36 @@ static void send_req(struct droce_cm_svc *s, struct svc_conn *c, uint64_t now)
 	c->state = SVC_CONNECTING;
 }
 
-int droce_connect(struct droce_qp *qp, const struct droce_addr *dst,
-		  const struct droce_conn_param *p, uint64_t now)
+/* The active side's common part: @p qp NULL for droce_connect_qpn(). */
+static int connect_on(struct droce_cm_svc *s, struct droce_qp *qp, const struct droce_addr *dst,
+		      const struct droce_conn_param *p, uint64_t now)
 {
-	struct droce_conn_param def;
-	if (!p) {
-		droce_conn_param_init(&def);
-		p = &def;
-	}
-	struct droce_cm_svc *s = qp ? droce_cm_svc_of(qp->ctx) : NULL;
-	if (!s || !dst || dst->ip_version != s->local.ip_version ||
-	    !param_ok(p, DROCE_CONN_REQ_PD_MAX))
+	if (!dst || dst->ip_version != s->local.ip_version || !param_ok(p, DROCE_CONN_REQ_PD_MAX))
 		return -EINVAL;
-	int r = qp_usable(s, qp);
+	if (!qp && (!p->qp_num || p->qp_num > 0xFFFFFF))
+		return -EINVAL;
+	int r = qp ? qp_usable(s, qp) : 0;
 	if (r)
 		return r;
 	struct svc_conn *c = conn_alloc(s, SVC_RESOLVING);
 	if (!c)
 		return -ENOSPC;
-	r = droce_svc_qp_init(qp);
-	if (r) {
-		conn_free(s, c);
-		return r;
+	if (qp) {
+		r = droce_svc_qp_init(qp);
+		if (r) {
+			conn_free(s, c);
+			return r;
+		}
+		conn_set_qp(c, qp);
 	}
-	conn_set_qp(c, qp);
+	c->no_qp = !qp;
 	c->cm_active = true;
 	c->peer = *dst;
 	c->local_port = dst->port;
 	/* rdma_cm's source port: an ephemeral port of the TCP space */
 	c->peer.port = p->src_port ? p->src_port : (uint16_t)(32768 + (psn_draw(s) & 0x7FFF));
 	param_keep(c, p);
-	c->local.qpn = droce_qp_num(qp);
+	c->local.qpn = qp ? droce_qp_num(qp) : p->qp_num;
 	c->local.start_psn = psn_draw(s);
 	c->local.path_mtu = p->path_mtu;
 	c->local.responder_resources = p->responder_resources;
@@ -261,30 +260,142 @@ int droce_connect(struct droce_qp *qp, const struct droce_addr *dst,
 	return id; /* an early end is an event, as for a REQ that fails later */
 }
 
+int droce_connect(struct droce_qp *qp, const struct droce_addr *dst,
+		  const struct droce_conn_param *p, uint64_t now)
+{
+	struct droce_conn_param def;
+	if (!p) {
+		droce_conn_param_init(&def);
+		p = &def;
+	}
+	struct droce_cm_svc *s = qp ? droce_cm_svc_of(qp->ctx) : NULL;
+	return s ? connect_on(s, qp, dst, p, now) : -EINVAL;
+}
+
+int droce_connect_qpn(struct droce_ctx *ctx, const struct droce_addr *dst,
+		      const struct droce_conn_param *p, uint64_t now)
+{
+	struct droce_cm_svc *s = ctx ? droce_cm_svc_of(ctx) : NULL;
+	return s && p ? connect_on(s, NULL, dst, p, now) : -EINVAL;
+}
+
+/* RTR/RTS along the REQ and REP (the table at the top of this file). */
+static void path_of(const struct svc_conn *c, struct droce_svc_path *path)
+{
+	memset(path, 0, sizeof(*path));
+	path->peer = c->peer;
+	memcpy(path->mac, c->mac, 6);
+	if (c->cm_active) {
+		/* the REP's PSN is the one we send with; ours (the REQ's) the
+		 * one the passive side sends with (ib_cm's cm_rep_handler) */
+		path->dest_qpn = c->remote.qpn;
+		path->rq_psn = c->local.start_psn;
+		path->sq_psn = c->remote.start_psn;
+		path->path_mtu = c->local.path_mtu;
+		path->max_dest_rd_atomic = c->remote.initiator_depth;
+		path->max_rd_atomic = c->remote.responder_resources;
+		path->timeout = c->local.local_ack_timeout;
+		path->retry_cnt = c->local.retry_count;
+		path->rnr_retry = c->remote.rnr_retry_count;
+	} else {
+		/* we send with the REQ's PSN and expect our REP's (ib_cm's
+		 * cm_req_handler / ib_send_cm_rep) */
+		const struct droce_cm_qp_attr *rq = &c->remote;
+		path->dest_qpn = rq->qpn;
+		path->rq_psn = c->local.start_psn;
+		path->sq_psn = rq->start_psn;
+		path->path_mtu = rq->path_mtu;
+		path->max_dest_rd_atomic = c->local.responder_resources;
+		path->max_rd_atomic = c->local.initiator_depth;
+		path->timeout = rq->local_ack_timeout;
+		path->retry_cnt = rq->retry_count;
+		path->rnr_retry = rq->rnr_retry_count;
+	}
+}
+
+/* 12.6.8: the clamps droce_cm_accept applies to the REP */
+static void clamp_rep(struct svc_conn *c)
+{
+	const struct droce_cm_qp_attr *rq = &c->remote;
+	c->local.rnr_retry_count = c->param.rnr_retry_count;
+	c->local.responder_resources = c->param.responder_resources < rq->initiator_depth
+					       ? c->param.responder_resources
+					       : rq->initiator_depth;
+	c->local.initiator_depth = c->param.initiator_depth < rq->responder_resources
+					   ? c->param.initiator_depth
+					   : rq->responder_resources;
+}
+
+int droce_conn_get_qp_attr(struct droce_ctx *ctx, int conn, struct droce_conn_qp_attr *out)
+{
+	struct droce_cm_svc *s = ctx ? droce_cm_svc_of(ctx) : NULL;
+	struct svc_conn *c = s ? conn_get(s, conn) : NULL;
+	if (!c || !out)
+		return -EINVAL;
+	struct svc_conn tmp = *c;
+	if (!c->cm_active && c->state == SVC_REQUESTED) {
+		/* before the accept, the REQ's offer (as ib_cm's
+		 * cm_req_handler keeps it until the REP says otherwise) */
+		tmp.param.responder_resources = c->remote.initiator_depth;
+		tmp.param.initiator_depth = c->remote.responder_resources;
+		tmp.param.rnr_retry_count = c->remote.rnr_retry_count;
+		clamp_rep(&tmp);
+	}
+	struct droce_svc_path p;
+	path_of(&tmp, &p);
+	memset(out, 0, sizeof(*out));
+	out->peer = c->peer;
+	out->rq_psn = p.rq_psn;
+	out->path_mtu = p.path_mtu;
+	out->timeout = p.timeout;
+	out->retry_cnt = p.retry_cnt;
+	out->sq_valid = !c->cm_active || c->have_rep;
+	if (out->sq_valid) {
+		out->dest_qpn = p.dest_qpn;
+		out->sq_psn = p.sq_psn;
+		out->max_dest_rd_atomic = p.max_dest_rd_atomic;
+		out->max_rd_atomic = p.max_rd_atomic;
+		out->rnr_retry = p.rnr_retry;
+	}
+	return 0;
+}
+
+int droce_conn_establish(struct droce_ctx *ctx, int conn, uint64_t now)
+{
+	struct droce_cm_svc *s = ctx ? droce_cm_svc_of(ctx) : NULL;
+	struct svc_conn *c = s ? conn_get(s, conn) : NULL;
+	if (!c || !c->no_qp || !c->cm_active)
+		return -EINVAL;
+	if (!c->have_rep || c->state != SVC_CONNECTING)
+		return -EBADFD;
+	return droce_cm_establish(s->cm, now, c->cm_id); /* ESTABLISHED follows in the poll */
+}
+
 static void on_response(struct droce_cm_svc *s, struct svc_conn *c, const struct droce_cm_event *ev,
 			uint64_t now)
 {
 	c->remote = ev->remote;
+	c->have_rep = true;
 	/* our REQ is sent (the CM resends its own copy): pd[] now keeps the
 	 * REP's private data for the ESTABLISHED event, as rdma_cm reports it */
 	c->param.private_data_len = ev->private_data_len < sizeof(c->pd) ? ev->private_data_len
 									  : sizeof(c->pd);
 	memcpy(c->pd, ev->private_data, c->param.private_data_len);
-	struct droce_svc_path path = {
-		.peer = c->peer,
-		.dest_qpn = ev->remote.qpn,
-		/* the REP's PSN is the one we send with; ours (the REQ's) the
-		 * one the passive side sends with (ib_cm's cm_rep_handler) */
-		.rq_psn = c->local.start_psn,
-		.sq_psn = ev->remote.start_psn,
-		.path_mtu = c->local.path_mtu,
-		.max_dest_rd_atomic = ev->remote.initiator_depth,
-		.max_rd_atomic = ev->remote.responder_resources,
-		.timeout = c->local.local_ack_timeout,
-		.retry_cnt = c->local.retry_count,
-		.rnr_retry = ev->remote.rnr_retry_count,
-	};
-	memcpy(path.mac, c->mac, 6);
+	if (c->no_qp) {
+		/* the application sets its QP up and sends the RTU itself
+		 * (rdma_cm's CONNECT_RESPONSE, then rdma_establish) */
+		struct droce_conn_event out;
+		ev_init(&out, DROCE_CONN_RESPONSE, s, c);
+		out.responder_resources = ev->remote.responder_resources;
+		out.initiator_depth = ev->remote.initiator_depth;
+		out.remote_qpn = ev->remote.qpn;
+		out.private_data_len = c->param.private_data_len;
+		memcpy(out.private_data, c->pd, out.private_data_len);
+		droce_svc_push_event(s, &out);
+		return;
+	}
+	struct droce_svc_path path;
+	path_of(c, &path);
 	struct droce_qp *qp = qp_of(s, c);
 	int r = qp ? droce_svc_qp_connect(qp, &path) : -ENOENT;
 	if (r) {
@@ -313,8 +424,12 @@ static void on_request(struct droce_cm_svc *s, const struct droce_cm_event *ev, 
 	c->peer.port = ev->src_port;
 	c->local_port = ev->dst_port;
 	c->remote = ev->remote;
+	/* drawn now, not at accept: an application that sets its own QP up
+	 * (droce_conn_get_qp_attr) needs its RQ PSN before it accepts */
+	c->local.start_psn = psn_draw(s);
 	struct droce_conn_event out;
 	ev_init(&out, DROCE_CONN_REQUEST, s, c);
+	out.remote_qpn = ev->remote.qpn;
 	out.listen_id = ev->listen_id;
 	out.responder_resources = ev->remote.responder_resources;
 	out.initiator_depth = ev->remote.initiator_depth;
@@ -328,34 +443,12 @@ static void on_request(struct droce_cm_svc *s, const struct droce_cm_event *ev, 
  * is rejected and the QP put in ERR; the caller ends the connection. */
 static int send_rep(struct droce_cm_svc *s, struct svc_conn *c, uint64_t now)
 {
-	const struct droce_cm_qp_attr *rq = &c->remote;
-	c->local.qpn = c->qpn;
-	c->local.start_psn = psn_draw(s);
-	c->local.rnr_retry_count = c->param.rnr_retry_count;
-	/* 12.6.8: the clamps droce_cm_accept applies to the REP */
-	c->local.responder_resources = c->param.responder_resources < rq->initiator_depth
-					       ? c->param.responder_resources
-					       : rq->initiator_depth;
-	c->local.initiator_depth = c->param.initiator_depth < rq->responder_resources
-					   ? c->param.initiator_depth
-					   : rq->responder_resources;
-	struct droce_svc_path path = {
-		.peer = c->peer,
-		.dest_qpn = rq->qpn,
-		/* we send with the REQ's PSN and expect our REP's (ib_cm's
-		 * cm_req_handler / ib_send_cm_rep) */
-		.rq_psn = c->local.start_psn,
-		.sq_psn = rq->start_psn,
-		.path_mtu = rq->path_mtu,
-		.max_dest_rd_atomic = c->local.responder_resources,
-		.max_rd_atomic = c->local.initiator_depth,
-		.timeout = rq->local_ack_timeout,
-		.retry_cnt = rq->retry_count,
-		.rnr_retry = rq->rnr_retry_count,
-	};
-	memcpy(path.mac, c->mac, 6);
+	c->local.qpn = c->no_qp ? c->param.qp_num : c->qpn;
+	clamp_rep(c);
+	struct droce_svc_path path;
+	path_of(c, &path);
 	struct droce_qp *qp = qp_of(s, c);
-	int r = qp ? droce_svc_qp_connect(qp, &path) : -ENOENT;
+	int r = c->no_qp ? 0 : qp ? droce_svc_qp_connect(qp, &path) : -ENOENT;
 	if (!r)
 		r = droce_cm_accept(s->cm, now, c->cm_id, &c->local, c->pd, c->param.private_data_len);
 	if (r) {
@@ -364,9 +457,9 @@ static int send_rep(struct droce_cm_svc *s, struct svc_conn *c, uint64_t now)
 		return r;
 	}
 	struct droce_qp_stats st;
-	c->rx_base = droce_qp_get_stats(qp, &st) ? 0 : st.rx_pkts;
+	c->rx_base = !qp || droce_qp_get_stats(qp, &st) ? 0 : st.rx_pkts;
 	c->state = SVC_ACCEPTED;
-	s->accepting = true;
+	s->accepting = !c->no_qp || s->accepting; /* COMM_EST needs our QP */
 	return 0;
 }
 
@@ -380,17 +473,21 @@ int droce_accept(struct droce_ctx *ctx, int conn, struct droce_qp *qp,
 		p = &def;
 	}
 	struct svc_conn *c = s ? conn_get(s, conn) : NULL;
-	if (!c || !qp || qp->ctx != ctx || !param_ok(p, DROCE_CONN_REP_PD_MAX))
+	if (!c || (qp && qp->ctx != ctx) || !param_ok(p, DROCE_CONN_REP_PD_MAX) ||
+	    (!qp && (!p->qp_num || p->qp_num > 0xFFFFFF)))
 		return -EINVAL;
 	if (c->state != SVC_REQUESTED)
 		return -EBADFD;
-	int r = qp_usable(s, qp);
+	int r = qp ? qp_usable(s, qp) : 0;
 	if (r)
 		return r;
-	r = droce_svc_qp_init(qp);
-	if (r)
-		return r;
-	conn_set_qp(c, qp);
+	if (qp) {
+		r = droce_svc_qp_init(qp);
+		if (r)
+			return r;
+		conn_set_qp(c, qp);
+	}
+	c->no_qp = !qp;
 	param_keep(c, p);
 	c->resolve_deadline = now + s->conf.resolve_timeout_ns;
 	r = resolve(s, c, now);
@@ -473,7 +570,7 @@ void droce_svc_comm_est(struct droce_cm_svc *s, uint64_t now)
 	for (unsigned i = 0; i < s->conf.max_conns; i++) {
 		struct svc_conn *c = &s->conns[i];
 		struct droce_qp_stats st;
-		if (c->state != SVC_ACCEPTED)
+		if (c->state != SVC_ACCEPTED || c->no_qp)
 			continue;
 		struct droce_qp *qp = qp_of(s, c);
 		if (qp && !droce_qp_get_stats(qp, &st) && st.rx_pkts > c->rx_base)

@@ -53,17 +53,85 @@ CMA_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *ch)
 	free(c);
 }
 
+static void wake(struct cma_channel *c)
+{
+	uint64_t one = 1;
+	if (write(c->ch.fd, &one, sizeof(one)) != sizeof(one)) {
+		/* an eventfd counter does not overflow at our rates */
+	}
+}
+
+/* Whose event it is: a CONNECT_REQUEST belongs to its listener (it is
+ * reported on the listener's channel and moves with it, as the kernel's
+ * ucma keeps it on the listener's context), any other to its id. */
+static const struct rdma_cm_id *owner(const struct cma_event *e)
+{
+	return e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST ? e->ev.listen_id : e->ev.id;
+}
+
+void cma_move_events(struct cma_id *id, struct cma_channel *to)
+{
+	struct cma_channel *from = (struct cma_channel *)id->id.channel;
+	if (from == to)
+		return;
+	for (struct cma_event **p = &from->head; *p;) {
+		struct cma_event *e = *p;
+		if (owner(e) != &id->id) {
+			p = &e->next;
+			continue;
+		}
+		*p = e->next;
+		e->next = NULL;
+		if (to->tail)
+			to->tail->next = e;
+		else
+			to->head = e;
+		to->tail = e;
+		wake(to); /* the count left on the old channel reads as a spurious wakeup there */
+	}
+	from->tail = NULL;
+	for (struct cma_event *e = from->head; e; e = e->next)
+		from->tail = e;
+	from->n_ids--;
+	to->n_ids++;
+	id->id.channel = &to->ch;
+}
+
+int cma_complete(struct cma_id *c)
+{
+	if (!c->sync)
+		return 0;
+	if (c->id.event) {
+		rdma_ack_cm_event(c->id.event);
+		c->id.event = NULL;
+	}
+	if (rdma_get_cm_event(c->id.channel, &c->id.event))
+		return -1;
+	const struct rdma_cm_event *e = c->id.event;
+	if (!e->status)
+		return 0;
+	/* rdma-core's mapping: a reject is ECONNREFUSED, else the status as an errno */
+	if (e->event == RDMA_CM_EVENT_REJECTED)
+		return cma_fail(ECONNREFUSED);
+	return cma_fail(e->status < 0 ? -e->status : e->status);
+}
+
 void cma_post(struct cma_id *id, enum rdma_cm_event_type type, int status,
 	      const struct droce_conn_event *src)
 {
-	struct cma_channel *c = (struct cma_channel *)id->id.channel;
+	struct rdma_event_channel *ch = type == RDMA_CM_EVENT_CONNECT_REQUEST && id->listener
+						? id->listener->id.channel
+						: id->id.channel;
+	struct cma_channel *c = (struct cma_channel *)ch;
 	struct cma_event *e = calloc(1, sizeof(*e));
 	if (!c || !e) {
 		free(e);
 		return;
 	}
 	e->ev.id = &id->id;
-	e->ev.listen_id = id->listener ? &id->listener->id : NULL;
+	/* as rdma-core: listen_id names the listener on CONNECT_REQUEST only */
+	e->ev.listen_id = type == RDMA_CM_EVENT_CONNECT_REQUEST && id->listener ? &id->listener->id
+										 : NULL;
 	e->ev.event = type;
 	e->ev.status = status;
 	if (src) {
@@ -74,17 +142,16 @@ void cma_post(struct cma_id *id, enum rdma_cm_event_type type, int status,
 		cp->private_data_len = (uint8_t)(n > 255 ? 255 : n);
 		cp->responder_resources = src->responder_resources;
 		cp->initiator_depth = src->initiator_depth;
-		cp->qp_num = 0;
+		/* the peer's QPN (rdma-core reports it on CONNECT_REQUEST and
+		 * CONNECT_RESPONSE); the REQ's retry count is the connection's */
+		cp->qp_num = src->remote_qpn;
 	}
 	if (c->tail)
 		c->tail->next = e;
 	else
 		c->head = e;
 	c->tail = e;
-	uint64_t one = 1;
-	if (write(c->ch.fd, &one, sizeof(one)) != sizeof(one)) {
-		/* an eventfd counter does not overflow at our rates */
-	}
+	wake(c);
 }
 
 CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **event)

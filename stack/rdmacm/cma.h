@@ -5,8 +5,11 @@
  * (include/droce/cm.h) on the context of the libibverbs drop-in, reached
  * through its hook table (verbs/cm_hook.h).
  *
- * One device context per process (the verbs drop-in's one device), opened
- * on the first id that needs it; its CM service started with it. A pump
+ * One device context of its own (an ibv_open_device() of the verbs
+ * drop-in's one device, which shares the port with any open of the
+ * application's) and its protection domain, opened on the first id that
+ * needs it, as rdma-core's librdmacm has one per device; its CM service
+ * started with it. A pump
  * thread takes the context's lock every 100 us, runs a poll and turns the
  * CM's events into rdma_cm events on the ids' channels (each an eventfd
  * counting queued events, so poll() on channel->fd works as with the kernel).
@@ -29,6 +32,8 @@
 #define CMA_MAX_CONNS 256u
 #define CMA_HELD 64u
 #define CMA_TIMEWAIT_NS 500000000ull
+#define CMA_EPHEMERAL_LO 32768u /* Linux's default ip_local_port_range */
+#define CMA_EPHEMERAL_N 28232u
 #define CMA_ORPHAN_NS 1000000000ull /* how long a destroyed listener's port waits for a new one */
 
 struct cma_event {
@@ -53,7 +58,15 @@ struct cma_id {
 	int conn;                         /* droce connection id, -1 */
 	int listen;                       /* droce listener id, -1 */
 	struct cma_id *listener;          /* a passive id's listener */
-	bool own_pd;
+	bool sync;                        /* created without a channel: id.channel is its own and
+					     each call waits for its event (rdma-core's sync ids) */
+	bool no_qp;                       /* connect/accept named conn_param.qp_num, no QP on the id */
+	bool active;                      /* rdma_connect()ed */
+	bool own_cqs;                     /* rdma_create_qp made the id's CQs */
+	bool auto_port;                   /* bound to port 0: an ephemeral port was chosen */
+	struct ibv_qp_init_attr *ep_attr; /* rdma_create_ep listener: the QP rdma_get_request makes */
+	struct droce_conn_event req;      /* a passive id: its REQUEST, held again if its listener
+					     goes before the application took it */
 	uint64_t deadline;                /* ADDR_QUERY: give up resolving (ns) */
 	struct cma_id *next_query;        /* in cma.queries while ADDR/ROUTE_QUERY */
 };
@@ -62,6 +75,7 @@ struct cma {
 	pthread_mutex_t mu;
 	const struct droce_verbs_cm_hooks *h;
 	struct ibv_context *verbs;        /* the device, opened once */
+	struct ibv_pd *pd;                /* its PD: id->pd from bind/resolve on (as rdma-core) */
 	struct droce_ctx *ctx;
 	bool cm_open;
 	struct cma_id *by_conn[CMA_MAX_CONNS];
@@ -79,6 +93,8 @@ struct cma {
 	unsigned n_held;
 	pthread_t pump;
 	bool pump_up;
+	bool stop;                        /* the library is going: the pump ends */
+	unsigned next_port;               /* ephemeral ports for binds to port 0 */
 };
 
 extern struct cma cma;
@@ -90,5 +106,11 @@ void cma_post(struct cma_id *id, enum rdma_cm_event_type type, int status,
 	      const struct droce_conn_event *src);
 /** errno = @p e, return -1: rdma_cm's convention. */
 int cma_fail(int e);
+/** A synchronous id: wait for its next event (left on id->event) and turn
+ * its status into the call's result, as rdma-core's ucma_complete(). An
+ * asynchronous id: 0 at once. mu not held. */
+int cma_complete(struct cma_id *c);
+/** Move @p c to channel @p to with its queued events (mu held). */
+void cma_move_events(struct cma_id *c, struct cma_channel *to);
 
 #endif

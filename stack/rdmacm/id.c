@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "rdmacm/cma.h"
 
@@ -57,12 +58,24 @@ static struct cma_id *child_of(struct cma_id *l, const struct droce_conn_event *
 	c->id = l->id; /* verbs, channel, context, ps, port_num */
 	c->id.qp = NULL;
 	c->id.event = NULL;
-	c->id.pd = NULL;
+	c->id.pd = cma.pd; /* the device's, as rdma-core's ucma_process_conn_req */
 	c->id.send_cq = c->id.recv_cq = NULL;
 	c->id.send_cq_channel = c->id.recv_cq_channel = NULL;
+	c->id.srq = NULL;
+	if (l->sync) {
+		/* a synchronous listener's ids are synchronous: a channel of
+		 * their own (rdma-core migrates them to a new one) */
+		c->id.channel = rdma_create_event_channel();
+		if (!c->id.channel) {
+			free(c);
+			return NULL;
+		}
+		c->sync = true;
+	}
 	c->listener = l;
 	c->listen = -1;
 	c->conn = ev->conn;
+	c->req = *ev;
 	c->state = CMA_REQUESTED;
 	uint8_t me[4];
 	cma.h->local_ip(cma.verbs, me);
@@ -103,7 +116,13 @@ static void dispatch(const struct droce_conn_event *ev)
 	switch (ev->type) {
 	case DROCE_CONN_ESTABLISHED:
 		c->state = CMA_CONNECTED;
-		cma_post(c, RDMA_CM_EVENT_ESTABLISHED, 0, ev);
+		/* the active side of a connection without a QP on its id sent
+		 * the RTU itself (rdma_establish): rdma_cm reports nothing then */
+		if (!(c->no_qp && c->active))
+			cma_post(c, RDMA_CM_EVENT_ESTABLISHED, 0, ev);
+		return;
+	case DROCE_CONN_RESPONSE:
+		cma_post(c, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, ev);
 		return;
 	case DROCE_CONN_REJECTED:
 		cma_post(c, RDMA_CM_EVENT_REJECTED, ev->status, ev);
@@ -200,9 +219,14 @@ static void *pump_main(void *arg)
 	struct timespec ts = {0, PUMP_NS};
 	for (;;) {
 		pthread_mutex_lock(&cma.mu);
-		if (!cma.n_ids) {
-			/* every id gone: the application is closing; a poll now could
-			 * meet a memif peer that already left (docs/usage.md) */
+		if (cma.stop) {
+			pthread_mutex_unlock(&cma.mu);
+			return NULL;
+		}
+		if (!cma.n_ids && !cma.n_held) {
+			/* every id gone (and no REQ held for a listener to come): the
+			 * application is closing; a poll now could meet a memif peer
+			 * that already left (docs/usage.md) */
 			pthread_mutex_unlock(&cma.mu);
 			nanosleep(&ts, NULL);
 			continue;
@@ -219,7 +243,37 @@ static void *pump_main(void *arg)
 		pthread_mutex_unlock(&cma.mu);
 		nanosleep(&ts, NULL);
 	}
-	return NULL;
+}
+
+/* When the library goes (exit, or a dlclose by a program or middleware
+ * that unloads its plugins): the pump must not run code of ours once it
+ * is unmapped. It ends at its next look (at most one poll); joined with a
+ * bound, in case a thread that exits holds mu. DROCE_VERBS_STATS: the
+ * counters of the context rdma_cm used (a program such as an MPI rank
+ * never closes it), which is how the tests see traffic crossed droce. */
+__attribute__((destructor)) static void cma_fini(void)
+{
+	pthread_mutex_lock(&cma.mu);
+	cma.stop = true;
+	bool up = cma.pump_up;
+	cma.pump_up = false;
+	pthread_mutex_unlock(&cma.mu);
+	if (up) {
+		struct timespec t;
+		clock_gettime(CLOCK_REALTIME, &t);
+		t.tv_sec += 1;
+		pthread_timedjoin_np(cma.pump, NULL, &t);
+	}
+	struct droce_ctx_stats st;
+	if (getenv("DROCE_VERBS_STATS") && cma.ctx && !droce_ctx_get_stats(cma.ctx, &st)) {
+		struct droce_cm_counters k;
+		memset(&k, 0, sizeof(k));
+		droce_cm_get_counters(cma.ctx, &k);
+		fprintf(stderr, "droce: librdmacm: context rx %llu, tx %llu frames; CM MADs rx %llu, "
+			"tx %llu; %u connection ids in use\n",
+			(unsigned long long)st.rx_frames, (unsigned long long)st.tx_frames,
+			(unsigned long long)k.mads_rx, (unsigned long long)k.mads_tx, k.conns);
+	}
 }
 
 /* A CM timing variable (docs/rdmacm.md): rdma_cm's defaults (timeout 20,
@@ -243,9 +297,11 @@ int cma_device(void)
 {
 	if (cma.cm_open)
 		return 0;
+	if (cma.stop)
+		return ENODEV;
 	cma.h = droce_verbs_cm_hooks();
-	/* the device has one context: the application's, if it opened it */
-	cma.verbs = cma.h->open_context();
+	/* an open of our own, as rdma-core's librdmacm (ucma_open_device): the
+	 * drop-in shares the port with the application's opens */
 	if (!cma.verbs) {
 		int n = 0;
 		struct ibv_device **list = ibv_get_device_list(&n);
@@ -255,11 +311,16 @@ int cma_device(void)
 			return ENODEV;
 		}
 		cma.verbs = ibv_open_device(list[0]);
+		int e = errno;
 		ibv_free_device_list(list);
+		if (!cma.verbs)
+			return e ? e : ENODEV;
 	}
-	cma.ctx = cma.verbs ? cma.h->dctx(cma.verbs) : NULL;
+	cma.ctx = cma.h->dctx(cma.verbs);
 	if (!cma.ctx)
 		return ENODEV;
+	if (!cma.pd && !(cma.pd = ibv_alloc_pd(cma.verbs)))
+		return errno ? errno : ENOMEM;
 	struct droce_cm_conf c;
 	droce_cm_conf_init(&c);
 	env_u8("DROCE_CM_RESPONSE_TIMEOUT", 31, &c.response_timeout);
@@ -280,10 +341,8 @@ int cma_device(void)
 	if (r)
 		return -r;
 	cma.cm_open = true;
-	if (pthread_create(&cma.pump, NULL, pump_main, NULL) == 0) {
-		pthread_detach(cma.pump);
+	if (pthread_create(&cma.pump, NULL, pump_main, NULL) == 0)
 		cma.pump_up = true;
-	}
 	return 0;
 }
 
@@ -303,13 +362,23 @@ static void flush_mads(struct ibv_context *v)
 CMA_EXPORT int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id,
 			      void *context, enum rdma_port_space ps)
 {
-	if (!id || !channel)
-		return cma_fail(EINVAL); /* synchronous ids (no channel) are not supported */
+	if (!id)
+		return cma_fail(EINVAL);
 	if (ps != RDMA_PS_TCP)
 		return cma_fail(ENOSYS); /* UDP/IB port spaces need SIDR (docs/rdmacm.md) */
 	struct cma_id *c = calloc(1, sizeof(*c));
 	if (!c)
 		return cma_fail(ENOMEM);
+	if (!channel) {
+		/* a synchronous id (rdma-core's rdma_create_id with no channel):
+		 * a channel of its own, each call waits for its event */
+		channel = rdma_create_event_channel();
+		if (!channel) {
+			free(c);
+			return -1;
+		}
+		c->sync = true;
+	}
 	c->id.channel = channel;
 	c->id.context = context;
 	c->id.ps = ps;
@@ -323,13 +392,16 @@ CMA_EXPORT int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm
 	return 0;
 }
 
-/* The device behind an id from its first address on (mu held). */
+/* The device behind an id from its first address on: id->verbs and the
+ * device's PD in id->pd, as rdma-core sets them at bind/resolve (mu held). */
 static int attach(struct cma_id *c)
 {
 	int r = cma_device();
 	if (r)
 		return r;
 	c->id.verbs = cma.verbs;
+	if (!c->id.pd)
+		c->id.pd = cma.pd;
 	c->id.port_num = 1;
 	return 0;
 }
@@ -347,8 +419,19 @@ CMA_EXPORT int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	if (!r) {
 		cma.h->local_ip(cma.verbs, me);
 		static const uint8_t any[4];
-		if (memcmp(ip, any, 4) && memcmp(ip, me, 4))
-			r = EADDRNOTAVAIL; /* droce0 has one address */
+		/* droce0 has one address; a loopback one binds to the device
+		 * as the kernel's cma_bind_loopback does (libfabric's verbs
+		 * provider binds 127.0.0.1 when given no address) */
+		if (memcmp(ip, any, 4) && memcmp(ip, me, 4) && ip[0] != 127)
+			r = EADDRNOTAVAIL;
+	}
+	if (!r && !port) {
+		/* port 0: an ephemeral one now, as the kernel's cma_alloc_any_port
+		 * (a listener's address is handed to peers: rxm over verbs) */
+		if (!cma.next_port)
+			cma.next_port = (unsigned)getpid() * 7919u;
+		port = (uint16_t)(CMA_EPHEMERAL_LO + cma.next_port++ % CMA_EPHEMERAL_N);
+		c->auto_port = true;
 	}
 	if (!r) {
 		set_sin(&id->route.addr.src_addr, me, port);
@@ -378,6 +461,8 @@ CMA_EXPORT int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_add
 			cma.h->local_ip(cma.verbs, me);
 			set_sin(&id->route.addr.src_addr, me, 0);
 		}
+		if (ip[0] == 127) /* loopback: ourselves (the port turns it around) */
+			cma.h->local_ip(cma.verbs, ip);
 		set_sin(&id->route.addr.dst_addr, ip, port);
 		/* ARP on the port, asynchronously as the kernel's rdma_resolve_addr:
 		 * the pump asks until the MAC is known (ADDR_RESOLVED) or the
@@ -388,7 +473,7 @@ CMA_EXPORT int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_add
 		query(c);
 	}
 	pthread_mutex_unlock(&cma.mu);
-	return r ? cma_fail(r) : 0;
+	return r ? cma_fail(r) : cma_complete(c);
 }
 
 CMA_EXPORT int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
@@ -406,7 +491,7 @@ CMA_EXPORT int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 		query(c);
 	}
 	pthread_mutex_unlock(&cma.mu);
-	return r ? cma_fail(r) : 0;
+	return r ? cma_fail(r) : cma_complete(c);
 }
 
 CMA_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
@@ -423,10 +508,18 @@ CMA_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 	for (unsigned i = 0; i < 2 * CMA_MAX_CONNS && l < 0; i++)
 		if (cma.orphan_since[i] && cma.orphan_port[i] == port)
 			l = (int)i; /* the port's previous listener: adopt it, and its held REQs */
-	if (l >= 0)
+	if (l >= 0) {
 		cma.orphan_since[l] = 0;
-	else
+	} else {
 		l = droce_listen(cma.ctx, port);
+		/* an ephemeral port someone listens on already: the next one */
+		for (unsigned t = 0; l == -EADDRINUSE && c->auto_port && t < 64; t++) {
+			port = (uint16_t)(CMA_EPHEMERAL_LO + cma.next_port++ % CMA_EPHEMERAL_N);
+			l = droce_listen(cma.ctx, port);
+			if (l >= 0)
+				((struct sockaddr_in *)&id->route.addr.src_addr)->sin_port = htons(port);
+		}
+	}
 	if (l >= 0 && (unsigned)l < 2 * CMA_MAX_CONNS) {
 		c->listen = l;
 		c->state = CMA_LISTEN;
@@ -447,61 +540,6 @@ CMA_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 	return l < 0 ? cma_fail(-l) : 0;
 }
 
-CMA_EXPORT int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
-			      struct ibv_qp_init_attr *attr)
-{
-	struct cma_id *c = (struct cma_id *)id;
-	if (!c || !attr || !id->verbs)
-		return cma_fail(EINVAL);
-	if (!pd) {
-		pd = ibv_alloc_pd(id->verbs);
-		if (!pd)
-			return -1;
-		c->own_pd = true;
-	}
-	struct ibv_qp *qp = ibv_create_qp(pd, attr);
-	if (!qp) {
-		if (c->own_pd)
-			ibv_dealloc_pd(pd);
-		c->own_pd = false;
-		return -1;
-	}
-	/* as librdmacm's ucma_init_conn_qp: the QP is in INIT when this
-	 * returns, so receives can be posted before the connection is up */
-	struct ibv_qp_attr qa = {.qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-						    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC};
-	if (attr->qp_type == IBV_QPT_RC &&
-	    ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
-		int e = errno;
-		ibv_destroy_qp(qp);
-		if (c->own_pd)
-			ibv_dealloc_pd(pd);
-		c->own_pd = false;
-		return cma_fail(e);
-	}
-	id->qp = qp;
-	id->pd = pd;
-	id->send_cq = attr->send_cq;
-	id->recv_cq = attr->recv_cq;
-	id->qp_type = attr->qp_type;
-	return 0;
-}
-
-CMA_EXPORT void rdma_destroy_qp(struct rdma_cm_id *id)
-{
-	struct cma_id *c = (struct cma_id *)id;
-	if (!c || !id->qp)
-		return;
-	ibv_destroy_qp(id->qp);
-	id->qp = NULL;
-	if (c->own_pd) {
-		ibv_dealloc_pd(id->pd);
-		id->pd = NULL;
-		c->own_pd = false;
-	}
-}
-
 static void conn_param(const struct rdma_conn_param *in, struct droce_conn_param *out)
 {
 	droce_conn_param_init(out);
@@ -513,6 +551,7 @@ static void conn_param(const struct rdma_conn_param *in, struct droce_conn_param
 	out->initiator_depth = in->initiator_depth > 16 ? 16 : in->initiator_depth;
 	out->retry_count = in->retry_count > 7 ? 7 : in->retry_count;
 	out->rnr_retry_count = in->rnr_retry_count > 7 ? 7 : in->rnr_retry_count;
+	out->qp_num = in->qp_num;
 }
 
 CMA_EXPORT int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
@@ -521,8 +560,12 @@ CMA_EXPORT int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param
 	if (!c || c->state != CMA_ROUTE)
 		return cma_fail(EINVAL);
 	struct droce_qp *dqp = id->qp ? cma.h->dqp(id->qp) : NULL;
-	if (!dqp)
-		return cma_fail(ENOSYS); /* without a QP (rdma_establish by hand): not supported */
+	if (id->qp && !dqp)
+		return cma_fail(EINVAL); /* a QP of another device */
+	/* no QP on the id: the REQ names conn_param.qp_num, the application
+	 * moves its QP itself (CONNECT_RESPONSE, rdma_init_qp_attr, rdma_establish) */
+	if (!dqp && (!param || !param->qp_num))
+		return cma_fail(EINVAL);
 	struct droce_addr dst = {.ip_version = 4};
 	sa_ip(&id->route.addr.dst_addr, dst.ip, &dst.port);
 	struct droce_conn_param cp;
@@ -536,15 +579,18 @@ CMA_EXPORT int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param
 	cp.src_port = sport;
 	pthread_mutex_lock(&cma.mu);
 	cma.h->lock(id->verbs);
-	int r = droce_connect(dqp, &dst, &cp, cma.h->now(id->verbs));
+	uint64_t now = cma.h->now(id->verbs);
+	int r = dqp ? droce_connect(dqp, &dst, &cp, now) : droce_connect_qpn(cma.ctx, &dst, &cp, now);
 	cma.h->unlock(id->verbs);
 	if (r >= 0) {
 		c->conn = r;
 		c->state = CMA_CONNECTING;
+		c->no_qp = !dqp;
+		c->active = true;
 		cma.by_conn[r] = c;
 	}
 	pthread_mutex_unlock(&cma.mu);
-	return r < 0 ? cma_fail(-r) : 0;
+	return r < 0 ? cma_fail(-r) : cma_complete(c);
 }
 
 CMA_EXPORT int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param)
@@ -553,18 +599,20 @@ CMA_EXPORT int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param)
 	if (!c || c->state != CMA_REQUESTED || c->conn < 0)
 		return cma_fail(EINVAL);
 	struct droce_qp *dqp = id->qp ? cma.h->dqp(id->qp) : NULL;
-	if (!dqp)
-		return cma_fail(ENOSYS);
+	if ((id->qp && !dqp) || (!dqp && (!param || !param->qp_num)))
+		return cma_fail(EINVAL);
 	struct droce_conn_param cp;
 	conn_param(param, &cp);
 	pthread_mutex_lock(&cma.mu);
 	cma.h->lock(id->verbs);
 	int r = droce_accept(cma.ctx, c->conn, dqp, &cp, cma.h->now(id->verbs));
 	cma.h->unlock(id->verbs);
-	if (!r)
+	if (!r) {
 		c->state = CMA_ACCEPTED;
+		c->no_qp = !dqp;
+	}
 	pthread_mutex_unlock(&cma.mu);
-	return r ? cma_fail(-r) : 0;
+	return r ? cma_fail(-r) : cma_complete(c);
 }
 
 CMA_EXPORT int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t len)
@@ -596,14 +644,61 @@ CMA_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
 	cma.h->unlock(id->verbs);
 	pthread_mutex_unlock(&cma.mu);
 	/* a disconnect already under way, or the peer's DREQ first: as the kernel, not an error */
-	return r && r != -EBADFD ? cma_fail(-r) : 0;
+	if (r && r != -EBADFD)
+		return cma_fail(-r);
+	/* a synchronous id waits for its DISCONNECTED (rdma-core's ucma_complete) */
+	return r ? 0 : cma_complete(c);
 }
 
 CMA_EXPORT int rdma_establish(struct rdma_cm_id *id)
 {
-	/* with a QP on the id the CM sent the RTU already (CONNECT_RESPONSE is never reported) */
+	/* only for a connection without a QP on the id (rdma-core: EINVAL
+	 * with one, whose RTU went when the REP arrived): the RTU, after the
+	 * application moved its QP on CONNECT_RESPONSE */
 	struct cma_id *c = (struct cma_id *)id;
-	return c && c->state == CMA_CONNECTED ? 0 : cma_fail(EINVAL);
+	if (!c || id->qp || !c->no_qp || !c->active || c->conn < 0)
+		return cma_fail(EINVAL);
+	pthread_mutex_lock(&cma.mu);
+	cma.h->lock(id->verbs);
+	int r = droce_conn_establish(cma.ctx, c->conn, cma.h->now(id->verbs));
+	flush_mads(id->verbs);
+	cma.h->unlock(id->verbs);
+	if (!r)
+		c->state = CMA_CONNECTED;
+	pthread_mutex_unlock(&cma.mu);
+	return r ? cma_fail(-r) : 0;
+}
+
+/* Forget @p c's connection, with a REJ or DREQ if the peer still waits
+ * (mu held). */
+static void drop_conn(struct cma_id *c)
+{
+	if (c->conn < 0 || (unsigned)c->conn >= CMA_MAX_CONNS || cma.by_conn[c->conn] != c)
+		return;
+	cma.h->lock(cma.verbs);
+	uint64_t now = cma.h->now(cma.verbs);
+	if (c->state == CMA_REQUESTED)
+		droce_reject(cma.ctx, c->conn, NULL, 0, now);
+	else if (c->state == CMA_CONNECTED || c->state == CMA_ACCEPTED)
+		droce_disconnect(cma.ctx, c->conn, now);
+	flush_mads(cma.verbs);
+	cma.h->unlock(cma.verbs);
+	cma.by_conn[c->conn] = NULL;
+	c->conn = -1;
+}
+
+/* Free an id the application never saw, with its channel if its own (mu held). */
+static void free_unseen(struct cma_id *c)
+{
+	drop_conn(c);
+	struct cma_channel *ch = (struct cma_channel *)c->id.channel;
+	ch->n_ids--;
+	cma.n_ids--;
+	if (c->sync) {
+		close(ch->ch.fd);
+		free(ch);
+	}
+	free(c);
 }
 
 CMA_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
@@ -612,16 +707,7 @@ CMA_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 	if (!c)
 		return cma_fail(EINVAL);
 	pthread_mutex_lock(&cma.mu);
-	if (c->conn >= 0 && (unsigned)c->conn < CMA_MAX_CONNS && cma.by_conn[c->conn] == c) {
-		cma.h->lock(id->verbs);
-		if (c->state == CMA_REQUESTED)
-			droce_reject(cma.ctx, c->conn, NULL, 0, cma.h->now(id->verbs));
-		else if (c->state == CMA_CONNECTED || c->state == CMA_ACCEPTED)
-			droce_disconnect(cma.ctx, c->conn, cma.h->now(id->verbs));
-		flush_mads(id->verbs);
-		cma.h->unlock(id->verbs);
-		cma.by_conn[c->conn] = NULL;
-	}
+	drop_conn(c);
 	unquery(c);
 	if (c->listen >= 0) {
 		uint8_t ip[16];
@@ -629,23 +715,44 @@ CMA_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 		cma.orphan_since[c->listen] = cma.h->now(id->verbs) | 1;
 		cma.by_listen[c->listen] = NULL;
 	}
-	/* events of this id still queued: drop them */
+	/* events of this id still queued: drop them. A CONNECT_REQUEST a
+	 * listener never handed out must not leak its new id and keep the
+	 * peer waiting: the REQ is held for the port's next listener like
+	 * one that arrives after this (at most CMA_ORPHAN_NS, then REJ), or
+	 * rejected now when no room is left (the kernel's ucma destroys such
+	 * ids, which rejects them) */
 	struct cma_channel *ch = (struct cma_channel *)id->channel;
 	for (struct cma_event **p = &ch->head; *p;) {
-		if ((*p)->ev.id == id || (*p)->ev.listen_id == id) {
-			struct cma_event *e = *p;
-			*p = e->next;
-			free(e);
-		} else {
-			p = &(*p)->next;
+		struct cma_event *e = *p;
+		bool req = e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST && e->ev.listen_id == id;
+		if (e->ev.id != id && !req) {
+			p = &e->next;
+			continue;
 		}
+		*p = e->next;
+		if (req) {
+			struct cma_id *child = (struct cma_id *)e->ev.id;
+			if (c->listen >= 0 && cma.n_held < CMA_HELD && child->conn >= 0) {
+				cma.held_at[cma.n_held] = cma.h->now(cma.verbs);
+				cma.held[cma.n_held++] = child->req;
+				cma.by_conn[child->conn] = NULL;
+				child->conn = -1;
+			}
+			free_unseen(child);
+		}
+		free(e);
 	}
 	ch->tail = NULL;
 	for (struct cma_event *e = ch->head; e; e = e->next)
 		ch->tail = e;
 	ch->n_ids--;
 	cma.n_ids--;
+	free(c->ep_attr);
 	pthread_mutex_unlock(&cma.mu);
+	if (id->event)
+		rdma_ack_cm_event(id->event); /* a synchronous id's last */
+	if (c->sync)
+		rdma_destroy_event_channel(id->channel);
 	free(c);
 	return 0;
 }

@@ -3,7 +3,7 @@
  * What the drop-in does not do (docs/rdmacm.md): each fails with ENOSYS
  * (or returns nothing), so programs built with BIND_NOW against rdma-core's
  * librdmacm load and fail cleanly where they use them. UD port spaces
- * (SIDR), multicast, SRQs, endpoints, ECE, migrating ids, and rsockets.
+ * (SIDR), multicast, SRQs on ids, ECE, rdma_notify, and rsockets.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -13,22 +13,15 @@
 
 #define NOSYS() do { errno = ENOSYS; return -1; } while (0)
 
-CMA_EXPORT int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
-			      struct ibv_pd *pd, struct ibv_qp_init_attr *attr) { NOSYS(); }
-CMA_EXPORT void rdma_destroy_ep(struct rdma_cm_id *id) {}
-CMA_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr) { NOSYS(); }
 CMA_EXPORT int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
 			       struct ibv_srq_init_attr *attr) { NOSYS(); }
 CMA_EXPORT int rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr) { NOSYS(); }
 CMA_EXPORT void rdma_destroy_srq(struct rdma_cm_id *id) {}
-CMA_EXPORT int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id) { NOSYS(); }
 CMA_EXPORT int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context) { NOSYS(); }
 CMA_EXPORT int rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *a,
 				      void *context) { NOSYS(); }
 CMA_EXPORT int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr) { NOSYS(); }
-CMA_EXPORT int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *ch) { NOSYS(); }
 CMA_EXPORT int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event) { NOSYS(); }
-CMA_EXPORT int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *a, int *mask) { NOSYS(); }
 CMA_EXPORT int rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece) { NOSYS(); }
 CMA_EXPORT int rdma_reject_ece(struct rdma_cm_id *id, const void *pd, uint8_t len) { NOSYS(); }
 CMA_EXPORT int rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece) { NOSYS(); }

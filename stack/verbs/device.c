@@ -102,38 +102,17 @@ static int dv_query_device_compat(struct ibv_context *ctx, struct ibv_device_att
 	return ibv_query_device(ctx, a);
 }
 
-DV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
+/* The context ops, the same for every open (verbs.h's inlines read them
+ * through the ibv_context the application holds). */
+static void init_vctx(struct verbs_context *v, struct ibv_device *dev, int async_fd)
 {
-	struct dv_device *d = &dv_dev;
-	if (dev != &d->ibdev || !d->configured) {
-		errno = ENODEV;
-		return NULL;
-	}
-	pthread_mutex_lock(&d->mu);
-	struct dv_context *c = NULL;
-	int e = 0;
-	if (d->open) {
-		/* One context per device: the port queue has one owner. */
-		e = EBUSY;
-		goto out;
-	}
-	if ((e = dv_engine_start(d)))
-		goto out;
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		e = ENOMEM;
-		goto out;
-	}
-	c->dev = d;
-	c->async_fd = eventfd(0, EFD_CLOEXEC);
-	struct verbs_context *v = &c->vctx;
 	struct ibv_context *ic = &v->context;
 	v->sz = sizeof(*v);
 	v->query_port = dv_query_port_ex;
 	v->query_device_ex = dv_query_device_ex;
 	ic->device = dev;
 	ic->cmd_fd = -1;
-	ic->async_fd = c->async_fd;
+	ic->async_fd = async_fd;
 	ic->num_comp_vectors = 1;
 	ic->abi_compat = __VERBS_ABI_IS_EXTENDED;
 	pthread_mutex_init(&ic->mutex, NULL);
@@ -144,6 +123,45 @@ DV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
 	ic->ops.post_send = dv_post_send;
 	ic->ops.post_recv = dv_post_recv;
 	ic->ops.post_srq_recv = dv_post_srq_recv;
+}
+
+DV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
+{
+	struct dv_device *d = &dv_dev;
+	if (dev != &d->ibdev || !d->configured) {
+		errno = ENODEV;
+		return NULL;
+	}
+	pthread_mutex_lock(&d->mu);
+	struct dv_context *c = NULL;
+	struct ibv_context *out = NULL;
+	int e = 0;
+	if (d->open) {
+		/* The port queue has one owner, the first open's engine: a
+		 * further open is a context of its own over it (dv_alias). */
+		struct dv_alias *a = calloc(1, sizeof(*a));
+		if (!a) {
+			e = ENOMEM;
+			goto out;
+		}
+		a->shared = d->open;
+		init_vctx(&a->vctx, dev, d->open->async_fd);
+		d->open->opens++;
+		out = &a->vctx.context;
+		goto out;
+	}
+	if ((e = dv_engine_start(d)))
+		goto out;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		e = ENOMEM;
+		goto out;
+	}
+	c->dev = d;
+	c->shared = c;
+	c->opens = 1;
+	c->async_fd = eventfd(0, EFD_CLOEXEC);
+	init_vctx(&c->vctx, dev, c->async_fd);
 	if ((e = dv_engine_open(c))) {
 		close(c->async_fd);
 		free(c);
@@ -151,11 +169,12 @@ DV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
 		goto out;
 	}
 	d->open = c;
+	out = &c->vctx.context;
 out:
 	pthread_mutex_unlock(&d->mu);
-	if (!c)
+	if (!out)
 		errno = e;
-	return c ? &c->vctx.context : NULL;
+	return out;
 }
 
 DV_EXPORT int ibv_close_device(struct ibv_context *ic)
@@ -165,14 +184,25 @@ DV_EXPORT int ibv_close_device(struct ibv_context *ic)
 	struct dv_context *c = dv_ctx(ic);
 	struct dv_device *d = c->dev;
 	pthread_mutex_lock(&d->mu);
-	dv_engine_close(c);
-	if (d->open == c)
-		d->open = NULL;
+	bool alias = ic != &c->vctx.context;
+	bool last = --c->opens == 0;
+	if (last) {
+		/* the last open, whichever it was: the engine goes */
+		dv_engine_close(c);
+		if (d->open == c)
+			d->open = NULL;
+	}
 	pthread_mutex_unlock(&d->mu);
-	if (c->async_fd >= 0)
-		close(c->async_fd);
-	pthread_mutex_destroy(&ic->mutex);
-	free(c);
+	if (alias) {
+		pthread_mutex_destroy(&ic->mutex);
+		free((struct dv_alias *)((char *)ic - offsetof(struct dv_alias, vctx.context)));
+	}
+	if (last) {
+		if (c->async_fd >= 0)
+			close(c->async_fd);
+		pthread_mutex_destroy(&c->vctx.context.mutex);
+		free(c);
+	}
 	return 0;
 }
 

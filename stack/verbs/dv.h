@@ -64,7 +64,11 @@ struct dv_config {
 	int lcore;              /**< DROCE_LCORE, -1 = not pinned */
 	int comm_core;          /**< DROCE_COMM_CORE, -1 = inline progress */
 	char eal[1024];         /**< DROCE_EAL, split on blanks */
+	double port_wait_s;     /**< DROCE_PORT_WAIT: the port may take this long to start */
 };
+
+/** DROCE_PORT_WAIT's default: a memif client waits this long for its server. */
+#define DV_PORT_WAIT_S 10.0
 
 /**
  * Parse the environment through @p get (getenv in the library, a table in
@@ -121,7 +125,7 @@ struct dv_device {
 	struct droce_port *port;  /**< opened with the first context, kept until exit */
 	uint8_t mac[6];
 	uint32_t roce_mtu;        /**< largest path MTU the port carries, bytes */
-	struct dv_context *open;  /**< the open context, if any */
+	struct dv_context *open;  /**< the open context (the engine), if any */
 	pid_t eal_pid;            /**< the process that started EAL (lifecycle.c) */
 	pthread_mutex_t mu;       /**< guards the fields above (open/close) */
 };
@@ -130,9 +134,11 @@ extern struct dv_device dv_dev;
 
 struct dv_cq;
 
-/** An open device context. */
+/** An open device context: the first open of the device, which owns the engine. */
 struct dv_context {
 	struct verbs_context vctx;  /* first; its last member is the ibv_context */
+	struct dv_context *shared;  /**< itself (at the offset dv_alias has it) */
+	unsigned opens;             /**< ibv_open_device()s not yet closed (dv_dev.mu) */
 	struct dv_device *dev;
 	struct droce_ctx *dctx;
 	struct droce_port *port;
@@ -158,9 +164,25 @@ struct dv_context {
 	int async_fd;               /**< an eventfd that never fires: no async events */
 };
 
+/**
+ * A further ibv_open_device() of the device while it is open: an
+ * ibv_context of its own (objects made from it name it as their context,
+ * as with rdma-core's distinct contexts) over the first open's engine, so
+ * two components of one program (or librdmacm beside the application)
+ * share the one port instead of the second getting EBUSY.
+ */
+struct dv_alias {
+	struct verbs_context vctx;  /* first */
+	struct dv_context *shared;  /**< the open that owns the engine */
+};
+
+_Static_assert(offsetof(struct dv_alias, shared) == offsetof(struct dv_context, shared),
+	       "dv_ctx() reads shared at one offset for both");
+
+/** The engine behind any droce ibv_context (the first open's, or an alias's). */
 static inline struct dv_context *dv_ctx(struct ibv_context *c)
 {
-	return (struct dv_context *)((char *)c - offsetof(struct dv_context, vctx.context));
+	return ((struct dv_alias *)((char *)c - offsetof(struct dv_alias, vctx.context)))->shared;
 }
 
 /* engine.c */

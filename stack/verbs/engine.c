@@ -314,6 +314,8 @@ int dv_engine_start(struct dv_device *d)
 	pc.port_id = port_id;
 	pc.ip_version = 4;
 	memcpy(pc.ip, d->cfg.ip, 4);
+	pc.start_wait_ns = (uint64_t)(d->cfg.port_wait_s * 1e9);
+	pc.start_needs_link = !strcmp(d->cfg.port_kind, "memif") && !strncmp(d->cfg.port_arg, "client", 6);
 	d->port = droce_port_open(&pc);
 	if (!d->port) {
 		int e = errno ? errno : ENODEV;
@@ -395,9 +397,11 @@ static void print_drops(const struct dv_context *c)
 	struct droce_port_stats ps;
 	if (droce_ctx_get_stats(c->dctx, &cs) || droce_port_get_stats(c->port, &ps))
 		return;
-	fprintf(stderr, "droce: context: rx %llu, tx %llu frames, tx busy %llu; port: tx refused %llu",
+	fprintf(stderr, "droce: context: rx %llu, tx %llu frames, tx busy %llu; port: tx refused %llu, "
+		"looped back %llu",
 		(unsigned long long)cs.rx_frames, (unsigned long long)cs.tx_frames,
-		(unsigned long long)cs.tx_busy, (unsigned long long)ps.tx_nobufs);
+		(unsigned long long)cs.tx_busy, (unsigned long long)ps.tx_nobufs,
+		(unsigned long long)ps.tx_loopback);
 	for (unsigned i = 0; i < DROCE_DROP_REASON_MAX; i++) {
 		const char *name = droce_drop_reason_name(i);
 		if (!name)

@@ -80,6 +80,18 @@ int dv_config_parse(struct dv_config *c, const char *(*get)(const char *name),
 	if (parse_core(get("DROCE_COMM_CORE"), &c->comm_core))
 		return bad(err, errlen, "DROCE_COMM_CORE: '%s' is not a CPU number",
 			   get("DROCE_COMM_CORE"));
+	/* How long the port may take to start: a memif client whose server
+	 * is not there yet (ranks of one job started together) */
+	c->port_wait_s = DV_PORT_WAIT_S;
+	const char *w = get("DROCE_PORT_WAIT");
+	if (w && *w) {
+		char *end;
+		errno = 0;
+		double v = strtod(w, &end);
+		if (errno || *end || !(v >= 0 && v <= 3600))
+			return bad(err, errlen, "DROCE_PORT_WAIT: '%s' is not 0..3600 seconds", w);
+		c->port_wait_s = v;
+	}
 	const char *eal = get("DROCE_EAL");
 	if (eal) {
 		if (strlen(eal) >= sizeof(c->eal))

@@ -39,6 +39,11 @@ static void test_memif(void **state)
 	assert_int_equal(c.lcore, 3);
 	assert_int_equal(c.comm_core, -1);
 	assert_string_equal(c.eal, "--log-level=8 -m 64");
+	assert_true(c.port_wait_s == DV_PORT_WAIT_S);
+	const char *w[] = {"DROCE_PORT", "memif:client", "DROCE_IP", "10.1.2.3", "DROCE_PORT_WAIT",
+			   "2.5", NULL};
+	assert_int_equal(parse(w, &c, err), 0);
+	assert_true(c.port_wait_s == 2.5);
 }
 
 static void test_kinds(void **state)
@@ -72,6 +77,8 @@ static void test_bad(void **state)
 		{"DROCE_PORT", "iface:eth0", "DROCE_IP", "239.1.1.1", NULL},
 		{"DROCE_PORT", "iface:eth0", "DROCE_IP", "1.2.3.4", "DROCE_LCORE", "-1", NULL},
 		{"DROCE_PORT", "iface:eth0", "DROCE_IP", "1.2.3.4", "DROCE_COMM_CORE", "2x", NULL},
+		{"DROCE_PORT", "memif:client", "DROCE_IP", "1.2.3.4", "DROCE_PORT_WAIT", "-1", NULL},
+		{"DROCE_PORT", "memif:client", "DROCE_IP", "1.2.3.4", "DROCE_PORT_WAIT", "5s", NULL},
 	};
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		err[0] = 0;

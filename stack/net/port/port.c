@@ -12,6 +12,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_log.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -53,6 +54,8 @@ static void queue_free(struct droce_port *p)
 {
 	if (p == NULL)
 		return;
+	for (; p->loop_n != 0; p->loop_n--, p->loop_head = (p->loop_head + 1) % LOOP_MAX)
+		rte_pktmbuf_free(p->loop[p->loop_head]);
 	/* Give the PMD a chance to return attached payload before the
 	 * external-mbuf pool goes away (bounded: a PMD may hold mbufs). */
 	for (unsigned i = 0; p->zc && i < CLOSE_WAIT_MS; i++) {
@@ -168,6 +171,51 @@ static int check_conf(const struct droce_port_conf *c)
 	if (!rte_eth_dev_is_valid_port(c->port_id))
 		return -ENODEV;
 	return 0;
+}
+
+/* rte_eth_dev_start(), asked again every few ms for conf->start_wait_ns
+ * while it fails (a memif client whose server has not made its socket:
+ * ranks of one job start at the same instant) and, for the client end of
+ * a link, while its link does not come up (its server turned it away). */
+static int start(uint16_t pid, const struct droce_port_conf *conf, const char *driver,
+		 uint64_t *tries)
+{
+	const uint64_t hz = rte_get_tsc_hz(), t0 = rte_get_tsc_cycles();
+	const uint64_t wait = (uint64_t)((double)conf->start_wait_ns * (double)hz / 1e9);
+	int log = -1, level = 0, rc;
+	for (;;) {
+		rc = rte_eth_dev_start(pid);
+		bool late = rte_get_tsc_cycles() - t0 >= wait;
+		if (rc == 0 && (!conf->start_needs_link || late))
+			break;
+		if (rc == 0) {
+			/* up within a second, or the server sent us away */
+			struct rte_eth_link link = {0};
+			uint64_t until = rte_get_tsc_cycles() + hz;
+			while (rte_eth_link_get_nowait(pid, &link) == 0 && !link.link_status &&
+			       rte_get_tsc_cycles() < until && rte_get_tsc_cycles() - t0 < wait)
+				rte_delay_us_sleep(1000);
+			if (link.link_status || rte_get_tsc_cycles() - t0 >= wait)
+				break;
+			rte_eth_dev_stop(pid);
+		} else if (late) {
+			break;
+		}
+		if ((*tries)++ == 0) {
+			fprintf(stderr, "droce: port %u (%s) does not start yet: asking again for up "
+				"to %.1f s\n", pid, driver, (double)conf->start_wait_ns / 1e9);
+			/* one line from us, not one per try from the PMD */
+			log = rte_log_register("pmd.net.memif");
+			if (log >= 0) {
+				level = rte_log_get_level((uint32_t)log);
+				rte_log_set_level((uint32_t)log, RTE_LOG_CRIT);
+			}
+		}
+		rte_delay_us_sleep(START_RETRY_US);
+	}
+	if (log >= 0)
+		rte_log_set_level((uint32_t)log, (uint32_t)level);
+	return rc;
 }
 
 int droce_port_open_queues(const struct droce_port_conf *conf, struct droce_port **out)
@@ -313,7 +361,8 @@ int droce_port_open_queues(const struct droce_port_conf *conf, struct droce_port
 		if (rc != 0)
 			goto fail;
 	}
-	rc = rte_eth_dev_start(pid);
+	uint64_t starts = 0;
+	rc = start(pid, conf, di.driver_name, &starts);
 	if (rc != 0)
 		goto fail;
 	if (conf->promiscuous)
@@ -337,8 +386,13 @@ int droce_port_open_queues(const struct droce_port_conf *conf, struct droce_port
 				/* A zero or multicast address: no ARP, no ping. */
 				fprintf(stderr, "droce: port %u: no valid IPv4 address, ARP off\n",
 					pid);
+			} else {
+				/* our own address is our MAC: a QP connected to
+				 * another of this port resolves at once (loopback) */
+				droce_arp_add_static(p->arp, p->ip, p->mac);
 			}
 		}
+		p->st.start_retries = starts;
 		struct droce_port_info *in = &p->info;
 		snprintf(in->driver, sizeof(in->driver), "%s", di.driver_name);
 		in->port_id = pid;

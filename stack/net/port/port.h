@@ -95,6 +95,15 @@ struct droce_port_conf {
 	uint8_t ip[16];            /**< our address; ARP and ICMP answer for IPv4 */
 	unsigned arp_entries;      /**< ARP table size per queue; 0 = 64 */
 	uint64_t arp_ttl_ns;       /**< ARP entry lifetime; 0 = 60 s */
+	/** Starting the port may fail until its link partner is there (a memif
+	 * client before its server made the socket): retry every few ms for
+	 * this long before giving up; 0 = one try. */
+	uint64_t start_wait_ns;
+	/** The port is the client end of its link (a memif client): within
+	 * start_wait_ns it is also started again until its link comes up. A
+	 * memif server listens from EAL's start but turns clients away until
+	 * its own port starts, and DPDK's client never asks again. */
+	bool start_needs_link;
 };
 
 /** Counters of one queue. */
@@ -115,6 +124,8 @@ struct droce_port_stats {
 	uint64_t tx_nobufs;        /**< tx() refused: batch full and the PMD busy, or no mbufs */
 	uint64_t tx_too_long;      /**< frames over frame_max (or too many segments): dropped */
 	uint64_t tx_ctrl;          /**< ARP and ICMP frames sent */
+	uint64_t tx_loopback;      /**< frames to our own MAC and IP, handed to our RX (never on the link) */
+	uint64_t start_retries;    /**< rte_eth_dev_start() attempts before the one that worked */
 	uint64_t tx_ctrl_drop;     /**< ARP/ICMP answers dropped for lack of room */
 	uint64_t zc_attached;      /**< external buffers attached */
 	uint64_t zc_released;      /**< ... and released by the PMD (their mbufs back in

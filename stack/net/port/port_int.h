@@ -26,6 +26,10 @@
 #define MAX_INLINE 256u
 #define RX_MIN_ROOM 2048u
 #define STASH_MAX 64u
+/* Frames to our own MAC and IP waiting for the next rx_burst (loopback). */
+#define LOOP_MAX 512u
+/* How often a port that would not start is asked again (start_wait_ns). */
+#define START_RETRY_US 10000u
 #define CLOSE_WAIT_MS 500u
 #define CLOSE_SETTLE_US 100000u
 
@@ -69,6 +73,13 @@ struct droce_port {
 	/* RoCE frames received by resolve(), handed out by the next rx_burst. */
 	struct rte_mbuf *stash[STASH_MAX];
 	unsigned n_stash;
+
+	/* Loopback: frames sent to our own MAC and IP (two QPs of this port talking
+	 * to each other, one context or two), received by the next rx_burst
+	 * in the order sent, as a NIC or rxe turns them around; the link
+	 * never sees them, so no peer is needed. */
+	struct rte_mbuf *loop[LOOP_MAX];
+	unsigned loop_head, loop_n;
 
 	uint8_t *scratch;               /* burst * frame_max: linearised RX */
 	uint8_t *ctrl_buf;              /* frame_max: frames resolve() linearises */

@@ -216,6 +216,23 @@ static void tx_ip_offload(struct rte_mbuf *head, const struct droce_tx_frame *f)
 	}
 }
 
+/* A frame for ourselves: our MAC and our IP. Both, since the two ends of
+ * a link may share a MAC (memif ports of processes forked after DPDK's
+ * PRNG was seeded draw the same "random" one): such a frame for the
+ * peer's IP goes to the link. */
+static bool to_self(const struct droce_port *p, const struct droce_tx_frame *f)
+{
+	if (f->hdr_len < 14 || memcmp(f->hdr, p->mac, 6) != 0)
+		return false;
+	size_t l3 = droce_get_be16(f->hdr + 12) == DROCE_ETHERTYPE_VLAN ? 18 : 14;
+	uint16_t et = droce_get_be16(f->hdr + l3 - 2);
+	if (et == DROCE_ETHERTYPE_IPV4 && p->ip_version == 4 && f->hdr_len >= l3 + 20)
+		return memcmp(f->hdr + l3 + 16, p->ip, 4) == 0;
+	if (et == DROCE_ETHERTYPE_IPV6 && p->ip_version == 6 && f->hdr_len >= l3 + 40)
+		return memcmp(f->hdr + l3 + 24, p->ip, 16) == 0;
+	return false;
+}
+
 /* tx() and tx_fold(): @p fold says whether the ICRC is still to be folded
  * over the payload from @p crc (build_fold) or is in f->trailer. */
 static int port_send(struct droce_port *p, const struct droce_tx_frame *f, bool fold,
@@ -241,11 +258,25 @@ static int port_send(struct droce_port *p, const struct droce_tx_frame *f, bool 
 		p->st.tx_too_long++;
 		return 0;
 	}
+	bool self = to_self(p, f);
+	if (unlikely(self) && p->loop_n >= LOOP_MAX) {
+		p->st.tx_nobufs++; /* the engine sends it again after our next rx_burst */
+		return -ENOBUFS;
+	}
 	struct rte_mbuf *m = fold ? build_fold(p, f, crc) : build_tx(p, f);
 	if (m == NULL) {
 		droce_port_batch_send(p); /* completions may return mbufs */
 		p->st.tx_nobufs++;
 		return -ENOBUFS;
+	}
+	if (unlikely(self)) {
+		/* the IP checksum as built (no offload: no NIC sees it) */
+		if (unlikely(p->capture != NULL))
+			droce_capture_write(p->capture, DROCE_CAPTURE_TX,
+					    rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, now);
+		p->loop[(p->loop_head + p->loop_n++) % LOOP_MAX] = m;
+		p->st.tx_loopback++;
+		return 0;
 	}
 	if (unlikely(p->capture != NULL)) {
 		if (fold) /* the ICRC exists only in the mbuf */
@@ -388,6 +419,23 @@ static bool to_frame(struct rte_mbuf *m, const uint8_t *b, struct droce_rx_frame
 	return true;
 }
 
+/* One frame off the ring (or the loopback queue) through rx_one: 1 when it
+ * is the context's, in @p f (linearised, if chained, straight into slot
+ * @p k of the scratch), else 0 and freed. */
+static unsigned take(struct droce_port *p, struct rte_mbuf *m, struct droce_rx_frame *f, unsigned k,
+		     uint64_t now)
+{
+	const uint8_t *b = rx_bytes(p, m, p->scratch + (size_t)k * p->frame_max);
+	if (!rx_one(p, m, b, now)) {
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	f->data = b;
+	f->len = m->pkt_len;
+	f->handle = m;
+	return 1;
+}
+
 static unsigned port_rx_burst(void *link, struct droce_rx_frame *f, unsigned n, uint64_t now)
 {
 	struct droce_port *p = link;
@@ -405,23 +453,20 @@ static unsigned port_rx_burst(void *link, struct droce_rx_frame *f, unsigned n, 
 		memmove(p->stash, p->stash + s, (p->n_stash - s) * sizeof(p->stash[0]));
 		p->n_stash -= s;
 	}
+	/* Then our own frames (loopback), through the same checks as the link's. */
+	while (p->loop_n != 0 && k < n) {
+		struct rte_mbuf *m = p->loop[p->loop_head];
+		p->loop_head = (p->loop_head + 1) % LOOP_MAX;
+		p->loop_n--;
+		k += take(p, m, &f[k], k, now);
+	}
 	if (k == n)
 		return k;
 	struct rte_mbuf *pkts[n];
 	uint64_t ctrl0 = p->st.tx_ctrl;
 	uint16_t got = rte_eth_rx_burst(p->port_id, p->queue, pkts, (uint16_t)(n - k));
 	for (uint16_t i = 0; i < got; i++) {
-		struct rte_mbuf *m = pkts[i];
-		/* Linearised (if chained) straight into the slot it would take. */
-		const uint8_t *b = rx_bytes(p, m, p->scratch + (size_t)k * p->frame_max);
-		if (rx_one(p, m, b, now)) {
-			f[k].data = b;
-			f[k].len = m->pkt_len;
-			f[k].handle = m;
-			k++;
-		} else {
-			rte_pktmbuf_free(m);
-		}
+		k += take(p, pkts[i], &f[k], k, now);
 	}
 	/* Answer pings and ARP now, not when the engine next transmits. */
 	if (p->st.tx_ctrl != ctrl0)
