@@ -629,16 +629,57 @@ CMA_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 		cma.orphan_since[c->listen] = cma.h->now(id->verbs) | 1;
 		cma.by_listen[c->listen] = NULL;
 	}
-	/* events of this id still queued: drop them */
+	/* events of this id still queued: drop them. A listener's connection
+	 * requests not yet taken are refused and their ids freed with them
+	 * (they were leaked, each holding a connection slot until the peer
+	 * gave up); its children already taken are the application's and
+	 * keep their events, no longer naming the listener */
 	struct cma_channel *ch = (struct cma_channel *)id->channel;
+	struct cma_id *gone = NULL; /* undelivered children, linked through next_query */
+	bool refused = false;
+	for (struct cma_event *e = ch->head; e; e = e->next) {
+		struct cma_id *k = (struct cma_id *)e->ev.id;
+		if (e->ev.listen_id != id || e->ev.event != RDMA_CM_EVENT_CONNECT_REQUEST || k->listener != c)
+			continue;
+		if (k->conn >= 0 && (unsigned)k->conn < CMA_MAX_CONNS && cma.by_conn[k->conn] == k) {
+			cma.h->lock(id->verbs);
+			droce_reject(cma.ctx, k->conn, NULL, 0, cma.h->now(id->verbs));
+			cma.h->unlock(id->verbs);
+			cma.by_conn[k->conn] = NULL;
+			refused = true;
+		}
+		k->listener = NULL; /* marks it gone */
+		k->next_query = gone;
+		gone = k;
+	}
+	for (unsigned i = 0; i < CMA_MAX_CONNS; i++)
+		if (cma.by_conn[i] && cma.by_conn[i]->listener == c)
+			cma.by_conn[i]->listener = NULL;
 	for (struct cma_event **p = &ch->head; *p;) {
-		if ((*p)->ev.id == id || (*p)->ev.listen_id == id) {
-			struct cma_event *e = *p;
+		struct cma_event *e = *p;
+		bool drop = e->ev.id == id;
+		for (struct cma_id *k = gone; k && !drop; k = k->next_query)
+			drop = e->ev.id == &k->id;
+		if (drop) {
 			*p = e->next;
 			free(e);
 		} else {
-			p = &(*p)->next;
+			if (e->ev.listen_id == id)
+				e->ev.listen_id = NULL;
+			p = &e->next;
 		}
+	}
+	while (gone) {
+		struct cma_id *k = gone;
+		gone = k->next_query;
+		ch->n_ids--;
+		cma.n_ids--;
+		free(k);
+	}
+	if (refused) {
+		cma.h->lock(id->verbs);
+		flush_mads(id->verbs); /* the REJs out before the pump may stop */
+		cma.h->unlock(id->verbs);
 	}
 	ch->tail = NULL;
 	for (struct cma_event *e = ch->head; e; e = e->next)
