@@ -19,6 +19,7 @@
 
 #include "cm/cm.h"
 #include "cm/mad.h"
+#include "req_mad.h"
 #include "wire/bytes.h"
 #include "wire/opcode.h"
 #include "wire/parse.h"
@@ -1306,20 +1307,8 @@ static void test_peer_timeout_capped(void **state)
 static void req_from(struct world *w, const uint8_t ip[4], uint32_t lcid, uint16_t port,
 		     const uint8_t *hw, enum droce_cm_rx want)
 {
-	struct droce_cm_msg m;
-	memset(&m, 0, sizeof(m));
-	droce_mad_hdr_init(&m.hdr, DROCE_CM_ATTR_REQ, lcid);
-	m.u.req.local_comm_id = lcid;
-	m.u.req.service_id = droce_cm_tcp_service_id(port);
-	m.u.req.local_ca_guid = 0x0202020202020000ull | lcid;
-	m.u.req.local_qpn = lcid & 0xFFFFFF;
-	m.u.req.path_mtu = 3;
-	struct droce_cma_hdr h = {.version = DROCE_CMA_VERSION, .ip_version = 4, .src_port = 1};
-	memcpy(h.src_ip, ip, 4);
-	memcpy(h.dst_ip, w->b.addr.ip, 4);
-	droce_cma_hdr_encode(m.u.req.private_data, &h);
 	uint8_t buf[DROCE_MAD_LEN];
-	droce_mad_encode(buf, sizeof(buf), &m);
+	test_req_mad(buf, ip, w->b.addr.ip, port, lcid);
 	struct droce_cm_addr src = {.ip_version = 4};
 	memcpy(src.ip, ip, 4);
 	enum droce_cm_rx got = droce_cm_input_hw(w->b.cm, w->now, &src, hw, DROCE_QP1_QKEY, buf,

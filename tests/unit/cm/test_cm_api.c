@@ -22,6 +22,7 @@
 #include <droce/droce.h>
 
 #include "cm/mad.h"
+#include "req_mad.h"
 #include "cm/svc.h"
 #include "net/link/memlink.h"
 #include "wire/opcode.h"
@@ -931,19 +932,6 @@ static void test_new_qp_not_busy(void **st)
 /* A REQ with the communication ID @p lcid from @p ip, into B's channel. */
 static void inject_req(struct bed *b, const uint8_t ip[4], uint32_t lcid, uint16_t port)
 {
-	struct droce_cm_msg m;
-	memset(&m, 0, sizeof(m));
-	droce_mad_hdr_init(&m.hdr, DROCE_CM_ATTR_REQ, lcid);
-	m.u.req.local_comm_id = lcid;
-	m.u.req.service_id = droce_cm_tcp_service_id(port);
-	m.u.req.local_ca_guid = 0x0202020202020000ull | lcid;
-	m.u.req.local_qpn = lcid & 0xFFFFFF;
-	m.u.req.path_mtu = 3;
-	m.u.req.local_cm_response_timeout = 14;
-	struct droce_cma_hdr h = {.version = DROCE_CMA_VERSION, .ip_version = 4, .src_port = 1};
-	memcpy(h.src_ip, ip, 4);
-	memcpy(h.dst_ip, b->s[1].ip, 4);
-	droce_cma_hdr_encode(m.u.req.private_data, &h);
 	struct madq *q = b->s[1].rx;
 	assert_true(q->len < QLEN);
 	struct droce_mad_in *in = &q->q[(q->head + q->len++) % QLEN];
@@ -952,7 +940,7 @@ static void inject_req(struct bed *b, const uint8_t ip[4], uint32_t lcid, uint16
 	memcpy(in->src.ip, ip, 4);
 	in->qkey = DROCE_GSI_QKEY;
 	in->len = DROCE_MAD_LEN;
-	droce_mad_encode(in->mad, DROCE_MAD_LEN, &m);
+	test_req_mad(in->mad, ip, b->s[1].ip, port, lcid);
 }
 
 /* B's connection table is full while its CM still has room: a REQ gets
