@@ -26,6 +26,10 @@
 
 #include <droce/verbs.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct droce_comm;
 struct droce_chan;
 
@@ -106,5 +110,9 @@ int droce_chan_post_recv(struct droce_chan *chan, struct droce_qp *qp, const str
 
 /** Application side: take up to @p n completions. @return the count (0 when none). */
 int droce_chan_poll_cq(struct droce_chan *chan, int n, struct droce_wc *wc);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -19,6 +19,10 @@
 
 #include <droce/link.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct droce_ctx;
 
 /** Context parameters; droce_ctx_params_init() fills the defaults. */
@@ -105,5 +109,9 @@ unsigned droce_ctx_qps(const struct droce_ctx *ctx, struct droce_qp **out, unsig
 
 /** Name of a drop reason index, e.g. "BAD_ICRC", "UNKNOWN_QPN"; NULL past the last. */
 const char *droce_drop_reason_name(unsigned reason);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

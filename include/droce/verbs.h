@@ -16,6 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct droce_ctx;
 struct droce_cq;
 struct droce_qp;
@@ -543,5 +547,9 @@ int droce_qp_get_stats(const struct droce_qp *qp, struct droce_qp_stats *out);
 
 /** The name of a QP's congestion control ("dcqcn", ...). Never NULL. */
 const char *droce_qp_cc_name(const struct droce_qp *qp);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
