@@ -68,9 +68,6 @@ struct droce_cm_conf {
 	void *resolve_arg;
 	uint64_t resolve_timeout_ns; /**< give up resolving (UNREACHABLE), and on a MAD waiting
 					  for its destination's MAC; default 2 s */
-	uint64_t accept_resolve_timeout_ns; /**< the same for the peer of an accepted REQ, which
-					  has just sent it (a spoofed source never answers);
-					  default 500 ms */
 	unsigned max_conns;          /**< connections + listeners; default 64 */
 	unsigned event_queue;        /**< events held for droce_get_cm_event(); default 64 */
 	uint8_t response_timeout;    /**< CM response timeout exponent, 4.096 us * 2^t; default 20 */
@@ -87,6 +84,9 @@ struct droce_cm_conf {
 					  oldest makes room); 0 = half of max_conns */
 	uint8_t max_peer_timeout;    /**< cap on the waits a peer asks for (its REQ's response
 					  timeout, an MRA's service timeout); 0 = 21 (~8.6 s) */
+	uint64_t accept_resolve_timeout_ns; /**< resolve_timeout_ns for the peer of an accepted
+					  REQ, which has just sent it (a spoofed source never
+					  answers); default 500 ms */
 };
 
 /** Fill @p c with the defaults (no resolver). */
@@ -238,14 +238,14 @@ struct droce_cm_counters {
 	uint64_t mad_tx_drop;        /**< MADs not sent (the datagram path refused them) */
 	uint64_t events_lost;        /**< events dropped for a full queue */
 	uint64_t resolve_failed;     /**< UNREACHABLE events */
-	uint64_t mad_park_drop;      /**< MADs dropped while their destination's MAC was
-					  being resolved (timed out, or too many waiting) */
-	uint64_t reqs_limited;       /**< REQs dropped unanswered: over the REJ rate */
-	uint64_t evicted;            /**< half-open connections ended to make room for a REQ */
 	uint64_t retransmits;        /**< REQ/REP/DREQ resent by the CM's timers */
 	unsigned conns;              /**< connection ids in use */
 	unsigned mads_pending;       /**< MADs queued and not yet handed to QP1: an application
 					  that stops after droce_reject() polls until this is 0 */
+	uint64_t mad_park_drop;      /**< MADs dropped while their destination's MAC was
+					  being resolved (timed out, or too many waiting) */
+	uint64_t reqs_limited;       /**< REQs dropped unanswered: over the REJ rate */
+	uint64_t evicted;            /**< half-open connections ended to make room for a REQ */
 };
 
 /** @return 0 or -EINVAL (no CM). */
