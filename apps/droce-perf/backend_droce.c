@@ -222,8 +222,10 @@ static int d_connect_qp(struct perf *p, unsigned i, const struct droce_sc_info *
 			uint32_t psn, uint32_t mtu)
 {
 	struct droce_be *b = be(p);
-	if (peer->ip_version == 4) /* the ARP table is IPv4; IPv6 peers come from here only */
-		droce_port_add_neighbour(b->port, peer->ip, peer->mac);
+	/* The peer's MAC goes into this QP's address vector only, never into
+	 * the port's ARP table: the side channel is unauthenticated, and a
+	 * static entry there would let whoever answered it first claim any IP
+	 * for every later connection of the process (docs/security.md). */
 	struct droce_qp_attr a = {0};
 	a.qp_state = DROCE_QPS_RTR;
 	a.path_mtu = mtu_enum(mtu);

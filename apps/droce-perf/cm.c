@@ -67,6 +67,11 @@ int perf_cm_open(struct perf *p, struct droce_ctx *ctx, droce_resolve_fn resolve
 	c.resolve_arg = arg;
 	c.resolve_timeout_ns = (uint64_t)(p->o.timeout * 1e9);
 	c.max_conns = p->o.qps + 1;
+	/* The server expects all -q connections from its one client at once:
+	 * the flood limits (half of max_conns per source by default) would
+	 * turn the second half away. */
+	c.max_half_open = p->o.qps;
+	c.max_per_source = p->o.qps;
 	c.event_queue = 2 * p->o.qps + 64;
 	/* 4.096 us * 2^16 = 268 ms per try: a MAD lost on a local link costs
 	 * a fraction of a second, not rdma_cm's 4 s */

@@ -66,13 +66,27 @@ typedef int (*droce_resolve_fn)(void *arg, uint8_t ip_version, const uint8_t ip[
 struct droce_cm_conf {
 	droce_resolve_fn resolve;    /**< required: MACs for QPs and MADs */
 	void *resolve_arg;
-	uint64_t resolve_timeout_ns; /**< give up resolving (UNREACHABLE); default 2 s */
+	uint64_t resolve_timeout_ns; /**< give up resolving (UNREACHABLE), and on a MAD waiting
+					  for its destination's MAC; default 2 s */
 	unsigned max_conns;          /**< connections + listeners; default 64 */
 	unsigned event_queue;        /**< events held for droce_get_cm_event(); default 64 */
 	uint8_t response_timeout;    /**< CM response timeout exponent, 4.096 us * 2^t; default 20 */
 	uint8_t max_cm_retries;      /**< REQ/REP/DREQ resends, <= 15; default 15 */
 	uint64_t timewait_ns;        /**< TIMEWAIT after a disconnect; default ~6 ms */
-	uint64_t seed;               /**< communication IDs, start PSNs; 0 = from the address */
+	uint64_t seed;               /**< communication IDs, start PSNs, source ports: a fixed
+					  sequence from this seed (replay, simulation); 0 (the
+					  default) = each drawn from getrandom() */
+	unsigned max_half_open;      /**< passive connections not yet established (REQUEST
+					  delivered, accepting, REP sent); a REQ beyond takes the
+					  place of the oldest (TIMEOUT for it, REJ 3 "no resources"
+					  to its peer); 0 = 3/4 of max_conns */
+	unsigned max_per_source;     /**< of those, from one IP address (beyond, the source's
+					  oldest makes room); 0 = half of max_conns */
+	uint8_t max_peer_timeout;    /**< cap on the waits a peer asks for (its REQ's response
+					  timeout, an MRA's service timeout); 0 = 21 (~8.6 s) */
+	uint64_t accept_resolve_timeout_ns; /**< resolve_timeout_ns for the peer of an accepted
+					  REQ, which has just sent it (a spoofed source never
+					  answers); default 500 ms */
 };
 
 /** Fill @p c with the defaults (no resolver). */
@@ -108,7 +122,7 @@ struct droce_conn_param {
 	uint8_t rnr_retry_count;     /**< 0..7, what the peer may retry after our RNR NAK; default 7 */
 	uint8_t path_mtu;            /**< enum droce_mtu, REQ only; default DROCE_MTU_1024 */
 	uint8_t ack_timeout;         /**< local ACK timeout exponent, REQ only; default DROCE_DEFAULT_TIMEOUT */
-	uint16_t src_port;           /**< rdma_cm header's source port; 0 = drawn from the seed */
+	uint16_t src_port;           /**< rdma_cm header's source port; 0 = drawn at random */
 	/** Without a QP (droce_connect_qpn(), droce_accept() with a NULL QP):
 	 * the QPN the REQ / REP names. The CM then moves no QP: the
 	 * application sets its own up from droce_conn_get_qp_attr(). */
@@ -224,13 +238,16 @@ int droce_reject(struct droce_ctx *ctx, int conn, const void *pd, size_t pd_len,
 int droce_disconnect(struct droce_ctx *ctx, int conn, uint64_t now);
 
 enum droce_conn_event_type {
-	DROCE_CONN_REQUEST,      /**< passive: a REQ on a listener; droce_accept or droce_reject */
+	DROCE_CONN_REQUEST,      /**< passive: a REQ on a listener; droce_accept or droce_reject
+				      within ~17 s (the MRA service timeout), else TIMEOUT */
 	DROCE_CONN_ESTABLISHED,  /**< both: the QP is in RTS, connected */
 	DROCE_CONN_REJECTED,     /**< the peer sent a REJ: status = its reason (8: nobody
 				      listens, 28: the consumer), private data set. Last. */
 	DROCE_CONN_DISCONNECTED, /**< DREQ received, or ours answered or out of retries; status 0,
 				      or the REJ reason that ended an established connection */
-	DROCE_CONN_TIMEOUT,      /**< REQ or REP unanswered after every retry. Last. */
+	DROCE_CONN_TIMEOUT,      /**< REQ or REP unanswered after every retry, or a REQUEST
+				      left unanswered (the peer got REJ 4); status 0, or 3
+				      when a newer REQ took its half-open slot. Last. */
 	DROCE_CONN_UNREACHABLE,  /**< the peer's MAC could not be resolved: status = -errno. Last. */
 	DROCE_CONN_ERROR,        /**< the QP refused its RTR/RTS attributes: status = -errno;
 				      the peer got a REJ. Last. */
@@ -278,6 +295,10 @@ struct droce_cm_counters {
 	unsigned conns;              /**< connection ids in use */
 	unsigned mads_pending;       /**< MADs queued and not yet handed to QP1: an application
 					  that stops after droce_reject() polls until this is 0 */
+	uint64_t mad_park_drop;      /**< MADs dropped while their destination's MAC was
+					  being resolved (timed out, or too many waiting) */
+	uint64_t reqs_limited;       /**< REQs dropped unanswered: over the REJ rate */
+	uint64_t evicted;            /**< half-open connections ended to make room for a REQ */
 };
 
 /** @return 0 or -EINVAL (no CM). */

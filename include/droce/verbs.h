@@ -182,6 +182,9 @@ enum droce_wc_flags {
 	 * (RoCEv2 IPv4: zeros, then the IPv4 header in bytes 20..39; IPv6:
 	 * the IPv6 header), as verbs/rxe place it; byte_len counts them. */
 	DROCE_WC_GRH = 1u << 2,
+	/** UD receive: smac holds the frame's Ethernet source (the kernel's
+	 * IB_WC_WITH_SMAC): what an answer to an unresolved sender goes to. */
+	DROCE_WC_WITH_SMAC = 1u << 3,
 };
 
 /** A work completion. */
@@ -196,6 +199,7 @@ struct droce_wc {
 	uint32_t src_qp;       /**< UD receive: the sender's QPN (DETH source QP) */
 	unsigned wc_flags;     /**< DROCE_WC_WITH_*, DROCE_WC_GRH */
 	uint32_t vendor_err;   /**< droce detail (e.g. the NAK code received) */
+	uint8_t smac[6];       /**< UD receive, DROCE_WC_WITH_SMAC: the sender's MAC */
 };
 
 /**

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "base/splitmix64.h"
 #include "cm/cm.h"
@@ -52,6 +53,80 @@ static uint64_t rng_next(uint64_t *s)
 	return droce_splitmix64(s);
 }
 
+/* Without a seed every value is fresh kernel randomness: splitmix64 is
+ * invertible, so one communication ID seen on the wire would give away
+ * every later one (and the start PSNs drawn beside them). */
+uint32_t droce_cm_rand32(struct droce_cm *cm)
+{
+	if (!cm->seeded) {
+		if (cm->pool_pos + 4 > CM_POOL) {
+			ssize_t n = getrandom(cm->pool, CM_POOL, 0);
+			if (n == (ssize_t)CM_POOL) {
+				cm->pool_pos = 0;
+			} else {
+				cm->st.rng_fallback++;
+				return (uint32_t)rng_next(&cm->rng);
+			}
+		}
+		uint32_t v;
+		memcpy(&v, cm->pool + cm->pool_pos, 4);
+		memset(cm->pool + cm->pool_pos, 0, 4); /* used once */
+		cm->pool_pos += 4;
+		return v;
+	}
+	return (uint32_t)rng_next(&cm->rng);
+}
+
+uint32_t droce_cm_random(struct droce_cm *cm)
+{
+	return droce_cm_rand32(cm);
+}
+
+uint8_t droce_cm_peer_timeout(const struct droce_cm *cm, uint8_t t)
+{
+	return t < cm->p.max_peer_timeout ? t : cm->p.max_peer_timeout;
+}
+
+/* Refill @p b by rate per second (at most @p burst), then spend one. */
+static bool bucket_take(struct cm_bucket *b, uint64_t now, uint64_t rate, uint64_t burst)
+{
+	if (!b->last) {
+		b->milli = burst * 1000;
+	} else if (now > b->last) {
+		uint64_t dt = now - b->last;
+		uint64_t add = dt >= 1000000000ull * burst ? burst * 1000 : dt * rate / 1000000;
+		b->milli = b->milli + add > burst * 1000 ? burst * 1000 : b->milli + add;
+	}
+	b->last = now ? now : 1;
+	if (b->milli < 1000)
+		return false;
+	b->milli -= 1000;
+	return true;
+}
+
+bool droce_cm_rej_allowed(struct droce_cm *cm, const struct droce_cm_addr *src, uint64_t now)
+{
+	struct cm_bucket *b = NULL, *oldest = &cm->rej_src[0];
+	for (unsigned i = 0; i < CM_SOURCES && !b; i++) {
+		struct cm_bucket *e = &cm->rej_src[i];
+		if (e->last && droce_cm_addr_eq(&e->src, src))
+			b = e;
+		else if (e->last < oldest->last)
+			oldest = e;
+	}
+	if (!b) {
+		/* a source we do not remember starts with a full burst: the
+		 * bucket for all sources bounds what spoofed addresses get */
+		b = oldest;
+		memset(b, 0, sizeof(*b));
+		b->src = *src;
+	}
+	uint64_t r = cm->p.rej_rate;
+	if (!bucket_take(b, now, r, r))
+		return false;
+	return bucket_take(&cm->rej_all, now, 16 * r, 16 * r);
+}
+
 bool droce_cm_addr_ok(const struct droce_cm_addr *a)
 {
 	return a->ip_version == 4 || a->ip_version == 6;
@@ -78,7 +153,7 @@ static void addr_to_gid(const struct droce_cm_addr *a, uint8_t gid[16])
 struct droce_cm *droce_cm_create(const struct droce_cm_params *in)
 {
 	if (!in || !droce_cm_addr_ok(&in->local) || in->max_cm_retries > 15 || in->response_timeout > 31 ||
-	    in->mra_service_timeout > 31 || in->target_ack_delay > 31) {
+	    in->mra_service_timeout > 31 || in->target_ack_delay > 31 || in->max_peer_timeout > 31) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -107,6 +182,14 @@ struct droce_cm *droce_cm_create(const struct droce_cm_params *in)
 		p->packet_lifetime_ns = 1000000;
 	if (!p->timewait_ns)
 		p->timewait_ns = 2 * p->packet_lifetime_ns + 4000000;
+	if (!p->max_peer_timeout)
+		p->max_peer_timeout = 21;
+	if (!p->max_half_open || p->max_half_open > p->max_ids)
+		p->max_half_open = p->max_ids;
+	if (!p->max_per_source || p->max_per_source > p->max_half_open)
+		p->max_per_source = p->max_half_open;
+	if (!p->rej_rate)
+		p->rej_rate = 16;
 	cm->ids = calloc(p->max_ids, sizeof(*cm->ids));
 	cm->mq = calloc(p->mad_queue, sizeof(*cm->mq));
 	cm->eq = calloc(p->event_queue, sizeof(*cm->eq));
@@ -115,8 +198,12 @@ struct droce_cm *droce_cm_create(const struct droce_cm_params *in)
 		errno = ENOMEM;
 		return NULL;
 	}
+	cm->seeded = p->seed != 0;
 	cm->rng = p->seed;
-	cm->tid_hi = (uint32_t)rng_next(&cm->rng);
+	cm->pool_pos = CM_POOL;
+	if (!cm->seeded) /* only the fallback's start, if getrandom() ever fails */
+		cm->rng = (uint64_t)(uintptr_t)cm ^ 0x9E3779B97F4A7C15ull;
+	cm->tid_hi = droce_cm_rand32(cm);
 	return cm;
 }
 
@@ -181,7 +268,7 @@ struct cm_id *droce_cm_alloc_id(struct droce_cm *cm, enum droce_cm_state st)
 		memset(c, 0, sizeof(*c));
 		c->state = st;
 		do
-			c->lcid = (uint32_t)rng_next(&cm->rng);
+			c->lcid = droce_cm_rand32(cm);
 		while (c->lcid == 0 || lcid_taken(cm, c));
 		return c;
 	}
@@ -231,7 +318,8 @@ void droce_cm_event_simple(struct droce_cm *cm, const struct cm_id *c, enum droc
 	droce_cm_push_event(cm, &ev);
 }
 
-static void push_raw(struct droce_cm *cm, const struct droce_cm_addr *dst, const uint8_t *mad)
+static void push_raw(struct droce_cm *cm, const struct droce_cm_addr *dst, const uint8_t *hw,
+		     const uint8_t *mad)
 {
 	if (cm->mq_len == cm->p.mad_queue) {
 		/* as good as lost on the wire: the retry timers cover it */
@@ -240,6 +328,11 @@ static void push_raw(struct droce_cm *cm, const struct droce_cm_addr *dst, const
 	}
 	struct droce_cm_out *o = &cm->mq[(cm->mq_head + cm->mq_len++) % cm->p.mad_queue];
 	o->dst = *dst;
+	o->has_dst_hw = hw != NULL;
+	if (hw)
+		memcpy(o->dst_hw, hw, 6);
+	else
+		memset(o->dst_hw, 0, 6);
 	o->dqpn = DROCE_QP1;
 	o->qkey = DROCE_QP1_QKEY;
 	memcpy(o->mad, mad, DROCE_MAD_LEN);
@@ -251,12 +344,12 @@ void droce_cm_send_msg(struct droce_cm *cm, struct cm_id *c, const struct droce_
 {
 	droce_mad_encode(c->last_mad, sizeof(c->last_mad), m);
 	c->last_attr = m->hdr.attr_id;
-	push_raw(cm, &c->peer, c->last_mad);
+	push_raw(cm, &c->peer, NULL, c->last_mad);
 }
 
 void droce_cm_resend_last(struct droce_cm *cm, struct cm_id *c)
 {
-	push_raw(cm, &c->peer, c->last_mad);
+	push_raw(cm, &c->peer, NULL, c->last_mad);
 }
 
 /* MRA for message @p mraed (REQ or REP) the consumer has not answered yet:
@@ -289,8 +382,8 @@ static void copy_pd(uint8_t *dst, size_t cap, const void *pd, size_t len)
 }
 
 /* REJ for a connection we know (12.6.7). */
-static void send_rej(struct droce_cm *cm, struct cm_id *c, uint8_t msg, uint16_t reason,
-		     const void *pd, size_t pd_len)
+void droce_cm_send_rej(struct droce_cm *cm, struct cm_id *c, uint8_t msg, uint16_t reason,
+		       const void *pd, size_t pd_len)
 {
 	struct droce_cm_msg m;
 	memset(&m, 0, sizeof(m));
@@ -309,7 +402,9 @@ static void send_rej(struct droce_cm *cm, struct cm_id *c, uint8_t msg, uint16_t
 	droce_cm_send_msg(cm, c, &m);
 }
 
-/* REJ of a REQ no connection was made for: local communication ID 0. */
+/* REJ of a REQ no connection was made for: local communication ID 0; to
+ * the frame's link source when the caller gave it (no resolution, and no
+ * answer to a third party whose address the REQ only claims). */
 void droce_cm_send_rej_unmatched(struct droce_cm *cm, const struct droce_cm_addr *src,
 			       const struct droce_cm_msg *req, uint16_t reason)
 {
@@ -321,7 +416,7 @@ void droce_cm_send_rej_unmatched(struct droce_cm *cm, const struct droce_cm_addr
 	m.u.rej.msg_rejected = DROCE_CM_MSG_REQ;
 	m.u.rej.reason = reason;
 	droce_mad_encode(buf, sizeof(buf), &m);
-	push_raw(cm, src, buf);
+	push_raw(cm, src, cm->in_hw, buf);
 }
 
 /* ---- consumer calls ---- */
@@ -453,6 +548,13 @@ int droce_cm_accept(struct droce_cm *cm, uint64_t now, int id, const struct droc
 
 int droce_cm_reject(struct droce_cm *cm, uint64_t now, int id, const void *pd, size_t pd_len)
 {
+	return droce_cm_reject_reason(cm, now, id, DROCE_CM_REJ_CONSUMER_DEFINED, pd, pd_len);
+}
+
+int droce_cm_reject_reason(struct droce_cm *cm, uint64_t now, int id, uint16_t reason, const void *pd,
+			   size_t pd_len)
+{
+	(void)now;
 	struct cm_id *c = get_id(cm, id);
 	if (!c || pd_len > DROCE_CM_REJ_PD_LEN)
 		return -EINVAL;
@@ -463,7 +565,7 @@ int droce_cm_reject(struct droce_cm *cm, uint64_t now, int id, const void *pd, s
 		msg = DROCE_CM_MSG_REP;
 	else
 		return -EBADFD;
-	send_rej(cm, c, msg, DROCE_CM_REJ_CONSUMER_DEFINED, pd, pd_len);
+	droce_cm_send_rej(cm, c, msg, reason, pd, pd_len);
 	droce_cm_free_id(c);
 	return 0;
 }
@@ -544,6 +646,19 @@ static void expire(struct droce_cm *cm, struct cm_id *c, uint64_t now)
 		droce_cm_free_id(c);
 		return;
 	}
+	if (c->state == DROCE_CM_REQ_RCVD || c->state == DROCE_CM_MRA_REQ_SENT) {
+		/* the consumer did not answer within the service timeout we
+		 * would promise in an MRA: the active side hears REJ 4 and the
+		 * slot is free again, so REQs nobody answers (a flood) hold
+		 * none for long */
+		struct droce_cm_event ev;
+		droce_cm_event_init(&ev, DROCE_CM_EV_TIMEOUT, cm, c);
+		droce_cm_send_rej(cm, c, DROCE_CM_MSG_REQ, DROCE_CM_REJ_TIMEOUT, NULL, 0);
+		cm->st.req_rcvd_timeouts++;
+		droce_cm_push_event(cm, &ev);
+		droce_cm_free_id(c);
+		return;
+	}
 	if (c->retries < c->max_retries) {
 		c->retries++;
 		cm->st.retransmits++;
@@ -565,9 +680,9 @@ static void expire(struct droce_cm *cm, struct cm_id *c, uint64_t now)
 	 * (12.6.7.2 reason 4), then the consumer; never a half-open QP */
 	struct droce_cm_event ev;
 	droce_cm_event_init(&ev, DROCE_CM_EV_TIMEOUT, cm, c);
-	send_rej(cm, c, c->state == DROCE_CM_REP_SENT || c->state == DROCE_CM_MRA_REP_RCVD
-			 ? DROCE_CM_MSG_REP : DROCE_CM_MSG_REQ,
-		 DROCE_CM_REJ_TIMEOUT, NULL, 0);
+	droce_cm_send_rej(cm, c, c->state == DROCE_CM_REP_SENT || c->state == DROCE_CM_MRA_REP_RCVD
+				 ? DROCE_CM_MSG_REP : DROCE_CM_MSG_REQ,
+			  DROCE_CM_REJ_TIMEOUT, NULL, 0);
 	droce_cm_push_event(cm, &ev);
 	droce_cm_free_id(c);
 }

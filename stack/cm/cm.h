@@ -65,7 +65,8 @@ const char *droce_cm_state_name(enum droce_cm_state s);
 	X(WRONG_PEER, "communication IDs match a connection of another peer")    \
 	X(BAD_STATE, "message not expected in the connection's state")           \
 	X(DUPLICATE, "duplicate, already answered or nothing to answer")         \
-	X(REJECTED, "REQ answered with a REJ (no listener, bad private data, ...)")
+	X(REJECTED, "REQ answered with a REJ (no listener, bad private data, ...)") \
+	X(RATE_LIMITED, "REQ dropped: its source (or all sources) over the REJ rate")
 
 enum droce_cm_rx {
 #define X(n, s) DROCE_CM_RX_##n,
@@ -99,7 +100,10 @@ struct droce_cm_qp_attr {
 struct droce_cm_params {
 	struct droce_cm_addr local;  /* this endpoint's IP (its GID) */
 	uint64_t ca_guid;            /* Local CA GUID in REQ/REP */
-	uint64_t seed;               /* communication IDs / TIDs are drawn from it */
+	uint64_t seed;               /* communication IDs, TIDs, droce_cm_random(): a fixed
+					sequence from this seed (replay, simulation); 0 = each
+					drawn from getrandom() (IBTA 12.6.5: a spoofer must not
+					guess them; Linux draws them from its CSPRNG too) */
 	unsigned max_ids;            /* connection + listener slots; 0 = 64 */
 	unsigned mad_queue;          /* outgoing MADs held; 0 = 64 */
 	unsigned event_queue;        /* events held; 0 = 64 */
@@ -110,6 +114,19 @@ struct droce_cm_params {
 	uint64_t packet_lifetime_ns; /* one-way, added twice to every wait; 0 = 1 ms */
 	uint64_t timewait_ns;        /* TIMEWAIT length; 0 = 2 * packet lifetime + 4 ms */
 	uint32_t flow_label;         /* REQ primary path flow label */
+	/* What a stranger may make us hold (docs/security.md "Connection
+	 * management"): */
+	uint8_t max_peer_timeout;    /* cap on the waits a peer asks for (a REQ's local CM
+					response timeout for our REP and DREQ, an MRA's service
+					timeout); 0 = 21 (~8.6 s); at most 31 */
+	unsigned max_half_open;      /* passive connections not yet established (REQ_RCVD ..
+					MRA_REP_RCVD); a REQ beyond takes the place of the
+					oldest (TIMEOUT, REJ 3); 0 = max_ids */
+	unsigned max_per_source;     /* of those, from one IP address; beyond, the source's
+					oldest makes room; 0 = max_half_open */
+	unsigned rej_rate;           /* REJs to REQs that made no connection, per second and
+					source (as many in a burst), and 16 times that for all
+					sources; beyond: the REQ is dropped, counted; 0 = 16 */
 };
 
 /** droce_cm_connect() arguments. */
@@ -129,7 +146,10 @@ enum droce_cm_event_type {
 	DROCE_CM_EV_REJECTED,         /* the peer rejected; reason and private data set; id freed */
 	DROCE_CM_EV_DISCONNECTED,     /* DREQ received, our DREQ answered / timed out, or the
 					 passive side gave up on its REP (REJ timeout) */
-	DROCE_CM_EV_TIMEOUT,          /* REQ or REP unanswered after every retry; id freed */
+	DROCE_CM_EV_TIMEOUT,          /* REQ or REP unanswered after every retry, or (state
+					 REQ_RCVD / MRA_REQ_SENT) the consumer did not answer a
+					 REQ within the MRA service timeout, or (reason 3) a
+					 half-open connection made room for a newer REQ; id freed */
 	DROCE_CM_EV_TIMEWAIT_EXIT,    /* TIMEWAIT over: the QP may be reused; id freed */
 };
 
@@ -151,6 +171,9 @@ struct droce_cm_event {
 /** One MAD to send: a UD SEND to QP @p dqpn at @p dst with @p qkey. */
 struct droce_cm_out {
 	struct droce_cm_addr dst;
+	bool has_dst_hw;             /* a REJ to a REQ that made no connection: send it to
+					dst_hw, the link address the REQ came from, unresolved */
+	uint8_t dst_hw[6];
 	uint32_t dqpn;
 	uint32_t qkey;
 	uint8_t mad[DROCE_MAD_LEN];
@@ -165,6 +188,11 @@ struct droce_cm_stats {
 	uint64_t dup_answers;                /* MRA/REP/RTU/DREP resent for a duplicate */
 	uint64_t mad_queue_full;             /* MADs lost to a full output queue */
 	uint64_t event_queue_full;           /* events lost to a full event queue */
+	uint64_t req_rcvd_timeouts;          /* REQs the consumer left unanswered past
+						the MRA service timeout (REJ 4 sent) */
+	uint64_t rng_fallback;               /* getrandom() failed: IDs from the seeded generator */
+	uint64_t evicted;                    /* half-open connections that made room for a REQ */
+	uint64_t evicted_source;             /* of those, for a REQ of the same source */
 };
 
 struct droce_cm;
@@ -251,6 +279,30 @@ int droce_cm_pop_mad(struct droce_cm *cm, struct droce_cm_out *out);
 
 /** Take the next event. @return 1 or 0. */
 int droce_cm_pop_event(struct droce_cm *cm, struct droce_cm_event *ev);
+
+/**
+ * A random 32-bit value from the CM's generator (getrandom(), or the seeded
+ * sequence when params.seed was given): start PSNs and ports the caller
+ * puts in its REQ/REP.
+ */
+uint32_t droce_cm_random(struct droce_cm *cm);
+
+/**
+ * droce_cm_input() with the link-layer source of the frame the MAD came in
+ * (@p src_hw, 6 bytes, or NULL): a REJ to a REQ that made no connection
+ * goes back to it (droce_cm_out.dst_hw) instead of to an address the
+ * caller would have to resolve first, so a REQ from an address that never
+ * answers ARP costs no wait (and the REJ reaches only the frame's sender).
+ */
+enum droce_cm_rx droce_cm_input_hw(struct droce_cm *cm, uint64_t now, const struct droce_cm_addr *src,
+				   const uint8_t *src_hw, uint32_t qkey, const uint8_t *mad, size_t len);
+
+/**
+ * droce_cm_reject() with @p reason (enum droce_cm_rej_reason), for a
+ * consumer that refuses for want of resources (3) rather than by choice.
+ */
+int droce_cm_reject_reason(struct droce_cm *cm, uint64_t now, int id, uint16_t reason, const void *pd,
+			   size_t pd_len);
 
 /** State of @p id (IDLE for a free or invalid id). */
 enum droce_cm_state droce_cm_id_state(const struct droce_cm *cm, int id);

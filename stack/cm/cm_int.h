@@ -8,6 +8,7 @@
 #define DROCE_CM_CM_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cm/cm.h"
@@ -26,9 +27,21 @@ struct cm_id {
 	uint8_t max_retries;
 	uint8_t retries;
 	uint64_t deadline;      /* 0: no timer */
+	uint64_t born;          /* passive: when its REQ arrived (bounds REQ_RCVD) */
 	uint16_t last_attr;     /* attribute of last_mad; 0 when none */
 	uint8_t last_mad[DROCE_MAD_LEN];
 };
+
+/* A token bucket of REJs to REQs that made no connection (per source, and
+ * one for all): tokens in thousandths so slow rates refill smoothly. */
+struct cm_bucket {
+	struct droce_cm_addr src;
+	uint64_t last;          /* last refill; 0: slot unused */
+	uint64_t milli;         /* tokens * 1000 */
+};
+
+#define CM_SOURCES 64u    /* sources the REJ limiter remembers (least recent replaced) */
+#define CM_POOL 64u       /* bytes of getrandom() drawn at once */
 
 struct droce_cm {
 	struct droce_cm_params p;
@@ -36,10 +49,22 @@ struct droce_cm {
 	struct droce_cm_out *mq;
 	struct droce_cm_event *eq;
 	unsigned mq_head, mq_len, eq_head, eq_len;
+	bool seeded;            /* p.seed given: a fixed sequence */
 	uint64_t rng;
+	uint8_t pool[CM_POOL];  /* unseeded: getrandom() bytes not used yet */
+	unsigned pool_pos;
 	uint32_t tid_hi;
+	const uint8_t *in_hw;   /* droce_cm_input_hw(): the frame's link source, or NULL */
+	struct cm_bucket rej_src[CM_SOURCES], rej_all;
 	struct droce_cm_stats st;
 };
+
+/* 32 random bits: getrandom(), or the seeded sequence */
+uint32_t droce_cm_rand32(struct droce_cm *cm);
+/* may a REJ to an unmatched REQ from @p src go out now? (spends a token) */
+bool droce_cm_rej_allowed(struct droce_cm *cm, const struct droce_cm_addr *src, uint64_t now);
+/* a peer's timeout exponent, capped at max_peer_timeout */
+uint8_t droce_cm_peer_timeout(const struct droce_cm *cm, uint8_t t);
 
 /* usable IPv4/IPv6 address */
 bool droce_cm_addr_ok(const struct droce_cm_addr *a);
@@ -72,6 +97,9 @@ void droce_cm_arm(struct droce_cm *cm, struct cm_id *c, uint64_t now, uint8_t ti
 /* a REJ to a REQ that made no connection (no listener, bad header, no room, stale) */
 void droce_cm_send_rej_unmatched(struct droce_cm *cm, const struct droce_cm_addr *src,
 				 const struct droce_cm_msg *req, uint16_t reason);
+/* REJ of a known connection @p c */
+void droce_cm_send_rej(struct droce_cm *cm, struct cm_id *c, uint8_t msg, uint16_t reason,
+		       const void *pd, size_t pd_len);
 /* DREQ, ESTABLISHED -> DREQ_SENT, timer armed */
 void droce_cm_send_dreq(struct droce_cm *cm, struct cm_id *c, uint64_t now);
 /* TIMEWAIT until now + timewait_ns */

@@ -27,6 +27,57 @@ static void req_to_remote(const struct droce_cm_req *r, struct droce_cm_qp_attr 
 	q->srq = r->srq;
 }
 
+/* A REJ for a REQ that made no connection, within the REJ rate of its
+ * source and of all sources: such answers cost us nothing to be asked for,
+ * so a flood must not turn them into a flood of our own. */
+static enum droce_cm_rx rej_unmatched(struct droce_cm *cm, uint64_t now, const struct droce_cm_addr *src,
+				      const struct droce_cm_msg *m, uint16_t reason)
+{
+	if (!droce_cm_rej_allowed(cm, src, now))
+		return DROCE_CM_RX_RATE_LIMITED;
+	droce_cm_send_rej_unmatched(cm, src, m, reason);
+	return DROCE_CM_RX_REJECTED;
+}
+
+static bool half_open(const struct cm_id *c)
+{
+	return !c->active && (c->state == DROCE_CM_REQ_RCVD || c->state == DROCE_CM_MRA_REQ_SENT ||
+			      c->state == DROCE_CM_REP_SENT || c->state == DROCE_CM_MRA_REP_RCVD);
+}
+
+/* Make room for a new REQ: @p c, the oldest half-open connection (of the
+ * REQ's source, or of all), ends as if its wait had run out: TIMEOUT to
+ * the consumer, REJ 3 to its peer (within the REJ rate). A real peer
+ * completes its handshake within a round trip and a consumer answers in
+ * microseconds, so under a flood the oldest are the flood's own: dropping
+ * them, not the newcomer, is what lets a real client in (the SYN queue's
+ * rule). */
+static void evict(struct droce_cm *cm, struct cm_id *c, uint64_t now)
+{
+	struct droce_cm_event ev;
+	droce_cm_event_init(&ev, DROCE_CM_EV_TIMEOUT, cm, c);
+	ev.reason = DROCE_CM_REJ_NO_RESOURCES;
+	if (droce_cm_rej_allowed(cm, &c->peer, now))
+		droce_cm_send_rej(cm, c, c->state == DROCE_CM_REP_SENT || c->state == DROCE_CM_MRA_REP_RCVD
+					 ? DROCE_CM_MSG_REP : DROCE_CM_MSG_REQ,
+				  DROCE_CM_REJ_NO_RESOURCES, NULL, 0);
+	cm->st.evicted++;
+	droce_cm_push_event(cm, &ev);
+	droce_cm_free_id(c);
+}
+
+/* REQ_RCVD: the consumer answers within the service timeout an MRA would
+ * promise; a resent REQ (answered with that MRA) moves the deadline on, but
+ * never past four such spans after the first REQ. */
+static void arm_req_rcvd(struct droce_cm *cm, struct cm_id *c, uint64_t now)
+{
+	uint64_t span = droce_cm_timeout_ns(cm->p.mra_service_timeout) + 2 * cm->p.packet_lifetime_ns;
+	uint64_t end = c->born + 4 * span;
+	droce_cm_arm(cm, c, now, cm->p.mra_service_timeout);
+	if (c->deadline > end)
+		c->deadline = end > now ? end : now + 1;
+}
+
 static enum droce_cm_rx rx_req(struct droce_cm *cm, uint64_t now, const struct droce_cm_addr *src,
 			       const struct droce_cm_msg *m)
 {
@@ -45,10 +96,15 @@ static enum droce_cm_rx rx_req(struct droce_cm *cm, uint64_t now, const struct d
 			 * to wait (12.6.6) instead of resending */
 			droce_cm_send_mra(cm, c, DROCE_CM_MSG_REQ);
 			c->state = DROCE_CM_MRA_REQ_SENT;
+			arm_req_rcvd(cm, c, now);
 			cm->st.dup_answers++;
 			return DROCE_CM_RX_DUPLICATE;
 		}
 		case DROCE_CM_MRA_REQ_SENT:
+			arm_req_rcvd(cm, c, now);
+			droce_cm_resend_last(cm, c);
+			cm->st.dup_answers++;
+			return DROCE_CM_RX_DUPLICATE;
 		case DROCE_CM_REP_SENT:
 		case DROCE_CM_MRA_REP_RCVD:
 			/* the MRA or the REP was lost: send it again */
@@ -57,8 +113,7 @@ static enum droce_cm_rx rx_req(struct droce_cm *cm, uint64_t now, const struct d
 			return DROCE_CM_RX_DUPLICATE;
 		case DROCE_CM_TIMEWAIT:
 			/* 12.6.7.2 reason 10, 12.9: the connection is gone; a REQ for it is stale */
-			droce_cm_send_rej_unmatched(cm, src, m, DROCE_CM_REJ_STALE_CONN);
-			return DROCE_CM_RX_REJECTED;
+			return rej_unmatched(cm, now, src, m, DROCE_CM_REJ_STALE_CONN);
 		default:
 			return DROCE_CM_RX_DUPLICATE;
 		}
@@ -74,10 +129,10 @@ static enum droce_cm_rx rx_req(struct droce_cm *cm, uint64_t now, const struct d
 		if (!remote_known || c->remote.qpn != r->local_qpn || c->remote_guid != r->local_ca_guid ||
 		    !droce_cm_addr_eq(&c->peer, src))
 			continue;
-		droce_cm_send_rej_unmatched(cm, src, m, DROCE_CM_REJ_STALE_CONN);
+		enum droce_cm_rx res = rej_unmatched(cm, now, src, m, DROCE_CM_REJ_STALE_CONN);
 		if (c->state == DROCE_CM_ESTABLISHED)
 			droce_cm_send_dreq(cm, c, now);
-		return DROCE_CM_RX_REJECTED;
+		return res;
 	}
 
 	uint16_t port;
@@ -89,27 +144,47 @@ static enum droce_cm_rx rx_req(struct droce_cm *cm, uint64_t now, const struct d
 	}
 	/* 12.6.7.2: nobody listens on that service ID -> reason 8, which
 	 * rdma_cm turns into ECONNREFUSED */
-	if (!l) {
-		droce_cm_send_rej_unmatched(cm, src, m, DROCE_CM_REJ_INVALID_SERVICE_ID);
-		return DROCE_CM_RX_REJECTED;
-	}
-	if (r->transport_type != 0) {
-		droce_cm_send_rej_unmatched(cm, src, m, DROCE_CM_REJ_INVALID_TRANSPORT_TYPE);
-		return DROCE_CM_RX_REJECTED;
-	}
+	if (!l)
+		return rej_unmatched(cm, now, src, m, DROCE_CM_REJ_INVALID_SERVICE_ID);
+	if (r->transport_type != 0)
+		return rej_unmatched(cm, now, src, m, DROCE_CM_REJ_INVALID_TRANSPORT_TYPE);
 	/* A11: a TCP port-space REQ must start with the rdma_cm header
 	 * naming our address; the kernel rejects others as consumer rejects */
 	struct droce_cma_hdr h;
 	if (droce_cma_hdr_decode(r->private_data, sizeof(r->private_data), &h) != 0 ||
-	    h.ip_version != src->ip_version || memcmp(h.dst_ip, cm->p.local.ip, 16) != 0) {
-		droce_cm_send_rej_unmatched(cm, src, m, DROCE_CM_REJ_CONSUMER_DEFINED);
-		return DROCE_CM_RX_REJECTED;
+	    h.ip_version != src->ip_version || memcmp(h.dst_ip, cm->p.local.ip, 16) != 0)
+		return rej_unmatched(cm, now, src, m, DROCE_CM_REJ_CONSUMER_DEFINED);
+	/* One source holds at most max_per_source of the max_half_open
+	 * connections not yet established; a REQ beyond either limit takes
+	 * the place of the oldest (of its source, or of all), so a flood, from
+	 * one address or from spoofed ones, holds a bounded share for a
+	 * bounded time and never locks a real client out (docs/security.md) */
+	unsigned all = 0, mine = 0;
+	struct cm_id *old_all = NULL, *old_mine = NULL;
+	for (unsigned i = 0; i < cm->p.max_ids; i++) {
+		struct cm_id *h = &cm->ids[i];
+		if (!half_open(h))
+			continue;
+		all++;
+		if (!old_all || h->born < old_all->born)
+			old_all = h;
+		if (droce_cm_addr_eq(&h->peer, src)) {
+			mine++;
+			if (!old_mine || h->born < old_mine->born)
+				old_mine = h;
+		}
+	}
+	if (mine >= cm->p.max_per_source) {
+		evict(cm, old_mine, now);
+		cm->st.evicted_source++;
+	} else if (all >= cm->p.max_half_open) {
+		evict(cm, old_all, now);
 	}
 	struct cm_id *c = droce_cm_alloc_id(cm, DROCE_CM_REQ_RCVD);
-	if (!c) {
-		droce_cm_send_rej_unmatched(cm, src, m, DROCE_CM_REJ_NO_RESOURCES);
-		return DROCE_CM_RX_REJECTED;
-	}
+	/* 12.6.7.2 reason 3: no room (listeners, established connections and
+	 * TIMEWAIT fill the table) */
+	if (!c)
+		return rej_unmatched(cm, now, src, m, DROCE_CM_REJ_NO_RESOURCES);
 	c->active = false;
 	c->peer = *src;
 	c->port = port;
@@ -119,9 +194,13 @@ static enum droce_cm_rx rx_req(struct droce_cm *cm, uint64_t now, const struct d
 	c->remote_guid = r->local_ca_guid;
 	req_to_remote(r, &c->remote);
 	/* our REP and DREQ are answered within the active side's local
-	 * CM response timeout, and resent as often as it allows (12.6.5) */
-	c->peer_timeout = r->local_cm_response_timeout;
-	c->max_retries = r->max_cm_retries;
+	 * CM response timeout, and resent as often as it allows (12.6.5),
+	 * within our own limits: a REQ asking for 2^31 * 4 us and 15 retries
+	 * would hold the slot for hours */
+	c->peer_timeout = droce_cm_peer_timeout(cm, r->local_cm_response_timeout);
+	c->max_retries = r->max_cm_retries < cm->p.max_cm_retries ? r->max_cm_retries : cm->p.max_cm_retries;
+	c->born = now;
+	arm_req_rcvd(cm, c, now);
 
 	struct droce_cm_event ev;
 	droce_cm_event_init(&ev, DROCE_CM_EV_CONNECT_REQUEST, cm, c);
@@ -153,9 +232,8 @@ static enum droce_cm_rx rx_rep(struct droce_cm *cm, uint64_t now, const struct d
 	enum droce_cm_rx res = match(cm, src, r->remote_comm_id, 0, false, &c);
 	if (res != DROCE_CM_RX_OK)
 		return res;
-	/* before the first REP only an MRA may have told us the peer's ID */
-	bool first = c->state == DROCE_CM_REQ_SENT ||
-		     (c->state == DROCE_CM_MRA_REQ_RCVD && c->rcid == r->local_comm_id);
+	/* the first REP tells us the peer's ID (an MRA does not: see rx_mra) */
+	bool first = c->state == DROCE_CM_REQ_SENT || c->state == DROCE_CM_MRA_REQ_RCVD;
 	if (!first && c->rcid != r->local_comm_id)
 		return DROCE_CM_RX_WRONG_PEER;
 	if (!c->active)
@@ -290,16 +368,21 @@ static enum droce_cm_rx rx_mra(struct droce_cm *cm, uint64_t now, const struct d
 	enum droce_cm_rx res = match(cm, src, r->remote_comm_id, 0, false, &c);
 	if (res != DROCE_CM_RX_OK)
 		return res;
+	/* An MRA only moves our timer, and never beyond max_peer_timeout. Its
+	 * Local Communication ID is not kept as the peer's: anyone who saw
+	 * (or guessed) our ID could send it, and the REP that followed from
+	 * the real peer would then not match (Linux's cm_mra_handler keeps
+	 * nothing of it either; the REP names the peer, 12.6.8). */
+	uint8_t wait = droce_cm_peer_timeout(cm, r->service_timeout);
 	if (c->state == DROCE_CM_REQ_SENT && r->msg_mraed == DROCE_CM_MSG_REQ) {
 		/* 12.6.6: the passive side answers within the service timeout;
 		 * stop resending the REQ until then */
-		c->rcid = r->local_comm_id;
 		c->state = DROCE_CM_MRA_REQ_RCVD;
-		droce_cm_arm(cm, c, now, r->service_timeout);
+		droce_cm_arm(cm, c, now, wait);
 		return DROCE_CM_RX_OK;
 	}
 	if (c->state == DROCE_CM_MRA_REQ_RCVD && r->msg_mraed == DROCE_CM_MSG_REQ) {
-		droce_cm_arm(cm, c, now, r->service_timeout);
+		droce_cm_arm(cm, c, now, wait);
 		return DROCE_CM_RX_DUPLICATE;
 	}
 	/* the same for our REP, from an active side slow to confirm it */
@@ -307,7 +390,7 @@ static enum droce_cm_rx rx_mra(struct droce_cm *cm, uint64_t now, const struct d
 	    r->msg_mraed == DROCE_CM_MSG_REP && r->local_comm_id == c->rcid) {
 		bool dup = c->state == DROCE_CM_MRA_REP_RCVD;
 		c->state = DROCE_CM_MRA_REP_RCVD;
-		droce_cm_arm(cm, c, now, r->service_timeout);
+		droce_cm_arm(cm, c, now, wait);
 		return dup ? DROCE_CM_RX_DUPLICATE : DROCE_CM_RX_OK;
 	}
 	return DROCE_CM_RX_BAD_STATE;
@@ -396,13 +479,21 @@ static enum droce_cm_rx input(struct droce_cm *cm, uint64_t now, const struct dr
 	}
 }
 
-enum droce_cm_rx droce_cm_input(struct droce_cm *cm, uint64_t now, const struct droce_cm_addr *src,
-				uint32_t qkey, const uint8_t *mad, size_t len)
+enum droce_cm_rx droce_cm_input_hw(struct droce_cm *cm, uint64_t now, const struct droce_cm_addr *src,
+				   const uint8_t *src_hw, uint32_t qkey, const uint8_t *mad, size_t len)
 {
+	cm->in_hw = src_hw;
 	enum droce_cm_rx r = input(cm, now, src, qkey, mad, len);
+	cm->in_hw = NULL;
 	cm->st.rx++;
 	cm->st.rx_result[r]++;
 	return r;
+}
+
+enum droce_cm_rx droce_cm_input(struct droce_cm *cm, uint64_t now, const struct droce_cm_addr *src,
+				uint32_t qkey, const uint8_t *mad, size_t len)
+{
+	return droce_cm_input_hw(cm, now, src, NULL, qkey, mad, len);
 }
 
 /* ---- timers ---- */

@@ -13,8 +13,11 @@
  * another Q_Key (counted there), so what arrives carries QP1's.
  * Send: a slot per MAD in flight, each with its own address handle
  * (destroyed when the send completes: an AH must outlive its WRs). The
- * MAC comes from the service's resolver; while it is unknown the MAD waits
- * (-EAGAIN) for at most resolve_timeout_ns, then is dropped (the CM resends).
+ * MAC comes from the service's resolver; while it is unknown the send says
+ * -EINPROGRESS and the service parks the MAD with its destination's others
+ * (svc.c: bounded by resolve_timeout_ns). A REJ to a REQ that made no
+ * connection carries the REQ frame's Ethernet source (the WC's smac) and
+ * goes there unresolved.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -39,8 +42,6 @@ struct qp1 {
 	bool busy[QP1_SEND];
 	droce_resolve_fn resolve;
 	void *resolve_arg;
-	uint64_t resolve_timeout_ns;
-	uint64_t wait_since;          /* the held MAD's first -EAGAIN; 0: none */
 };
 
 static uint8_t *recv_buf(struct qp1 *q, unsigned i)
@@ -87,15 +88,13 @@ static int qp1_send(void *priv, const struct droce_cm_out *out, uint64_t now)
 	struct droce_ah_attr aa = {.ip_version = out->dst.ip_version,
 				   .dscp = DROCE_DEFAULT_DSCP, .ttl = DROCE_DEFAULT_TTL};
 	memcpy(aa.dst_ip, out->dst.ip, 16);
-	int r = q->resolve(q->resolve_arg, out->dst.ip_version, out->dst.ip, aa.dst_mac, now);
-	if (r == -EAGAIN) {
-		if (!q->wait_since)
-			q->wait_since = now ? now : 1;
-		if (now - q->wait_since < q->resolve_timeout_ns)
-			return -EAGAIN;
-		r = -ETIMEDOUT;
-	}
-	q->wait_since = 0;
+	int r = 0;
+	if (out->has_dst_hw)
+		memcpy(aa.dst_mac, out->dst_hw, 6);
+	else
+		r = q->resolve(q->resolve_arg, out->dst.ip_version, out->dst.ip, aa.dst_mac, now);
+	if (r == -EAGAIN)
+		return -EINPROGRESS; /* this destination waits; the service goes on */
 	if (r)
 		return r;
 	q->ah[i] = droce_create_ah(q->ctx, &aa);
@@ -118,11 +117,31 @@ static int qp1_send(void *priv, const struct droce_cm_out *out, uint64_t now)
 	return 0;
 }
 
+/* The GRH area as the UD transport writes it (verbs.h DROCE_WC_GRH). An
+ * IPv6 header starts with version 6; IPv4 leaves 20 zero bytes before its
+ * header. Testing byte 20 first read an IPv6 sender whose source address
+ * has a byte 0x4? at offset 12 (byte 20 of the header) as IPv4. */
+int droce_qp1_grh_src(const uint8_t grh[40], struct droce_cm_addr *src)
+{
+	memset(src, 0, sizeof(*src));
+	if ((grh[0] >> 4) == 6) {
+		src->ip_version = 6;
+		memcpy(src->ip, grh + 8, 16);
+		return 0;
+	}
+	static const uint8_t zero[20];
+	if (memcmp(grh, zero, 20) == 0 && (grh[20] >> 4) == 4) {
+		src->ip_version = 4;
+		memcpy(src->ip, grh + 32, 4);
+		return 0;
+	}
+	return -EPROTO;
+}
+
 static int qp1_recv(void *priv, struct droce_mad_in *in, uint64_t now)
 {
 	struct qp1 *q = priv;
 	struct droce_wc wc;
-	uint8_t ipv = 0;
 	while (droce_poll_cq(q->rcq, 1, &wc) == 1) {
 		unsigned i = (unsigned)wc.wr_id;
 		if (i >= QP1_RECV)
@@ -130,18 +149,15 @@ static int qp1_recv(void *priv, struct droce_mad_in *in, uint64_t now)
 		const uint8_t *b = recv_buf(q, i);
 		bool ok = wc.status == DROCE_WC_SUCCESS && (wc.wc_flags & DROCE_WC_GRH) &&
 			  wc.byte_len >= GRH_LEN;
-		if (ok) {
-			/* IPv4 header in the last 20 bytes of the area, version nibble 4 */
-			ipv = (b[20] >> 4) == 4 ? 4 : (b[0] >> 4) == 6 ? 6 : 0;
-			ok = ipv != 0;
-		}
+		struct droce_cm_addr src;
+		ok = ok && droce_qp1_grh_src(b, &src) == 0;
 		if (ok) {
 			memset(in, 0, sizeof(*in));
-			in->src.ip_version = ipv;
-			if (ipv == 4)
-				memcpy(in->src.ip, b + 32, 4);
-			else
-				memcpy(in->src.ip, b + 8, 16);
+			in->src = src;
+			if (wc.wc_flags & DROCE_WC_WITH_SMAC) {
+				in->has_src_hw = true;
+				memcpy(in->src_hw, wc.smac, 6);
+			}
 			in->qkey = DROCE_GSI_QKEY; /* the transport checked it */
 			in->len = wc.byte_len - GRH_LEN;
 			if (in->len > DROCE_MAD_LEN)
@@ -208,7 +224,6 @@ int droce_cm_open(struct droce_ctx *ctx, const struct droce_cm_conf *c)
 	q->ctx = ctx;
 	q->resolve = c->resolve;
 	q->resolve_arg = c->resolve_arg;
-	q->resolve_timeout_ns = c->resolve_timeout_ns ? c->resolve_timeout_ns : 2000000000ull;
 	size_t len = (size_t)QP1_RECV * RECV_LEN + (size_t)QP1_SEND * DROCE_MAD_LEN;
 	q->mem = calloc(1, len);
 	q->scq = droce_create_cq(ctx, QP1_SEND);

@@ -41,6 +41,7 @@ void droce_cm_conf_init(struct droce_cm_conf *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->resolve_timeout_ns = 2000000000ull; /* rping's rdma_resolve_addr timeout */
+	c->accept_resolve_timeout_ns = 500000000ull;
 	c->max_conns = 64;
 	c->event_queue = 64;
 	c->response_timeout = 20;
@@ -74,27 +75,132 @@ void droce_svc_push_event(struct droce_cm_svc *s, const struct droce_conn_event 
 	s->evq[(s->ev_head + s->ev_len++) % s->conf.event_queue] = *ev;
 }
 
-/* The MADs the CM wants sent, oldest first; the one the path refuses with
- * -EAGAIN is held (order kept) until it takes it. */
+static bool same_dst(const struct droce_cm_addr *a, const struct droce_cm_addr *b)
+{
+	return a->ip_version == b->ip_version && memcmp(a->ip, b->ip, a->ip_version == 4 ? 4 : 16) == 0;
+}
+
+static struct svc_park *park_of(struct droce_cm_svc *s, const struct droce_cm_addr *dst)
+{
+	for (unsigned i = 0; i < SVC_PARK_DESTS; i++)
+		if (s->park[i].since && same_dst(&s->park[i].dst, dst))
+			return &s->park[i];
+	return NULL;
+}
+
+static void park_drop(struct droce_cm_svc *s, struct svc_park *pk)
+{
+	s->cnt.mad_park_drop += pk->len;
+	s->parked -= pk->len;
+	pk->since = 0;
+	pk->len = pk->head = 0;
+}
+
+/* Park @p o behind its destination's other MADs. A full park drops the
+ * destination that has waited longest (a MAC that answers comes within
+ * milliseconds; the oldest is the likeliest never to). */
+static void park_add(struct droce_cm_svc *s, const struct droce_cm_out *o, uint64_t now)
+{
+	struct svc_park *pk = park_of(s, &o->dst);
+	if (!pk) {
+		struct svc_park *oldest = &s->park[0];
+		for (unsigned i = 0; i < SVC_PARK_DESTS && !pk; i++) {
+			if (!s->park[i].since)
+				pk = &s->park[i];
+			else if (s->park[i].since < oldest->since)
+				oldest = &s->park[i];
+		}
+		if (!pk) {
+			park_drop(s, oldest);
+			pk = oldest;
+		}
+		pk->dst = o->dst;
+		pk->since = now ? now : 1;
+	}
+	if (pk->len == SVC_PARK_MADS) { /* the CM's retries resend what matters */
+		s->cnt.mad_park_drop++;
+		return;
+	}
+	pk->q[(pk->head + pk->len++) % SVC_PARK_MADS] = *o;
+	s->parked++;
+}
+
+/* One MAD to the path. @return 0 (sent or dropped, counted), -EAGAIN (no
+ * room: try again next poll), -EINPROGRESS (its MAC is being resolved). */
+static int send_one(struct droce_cm_svc *s, const struct droce_cm_out *o, uint64_t now)
+{
+	int r = s->path.ops->send(s->path.priv, o, now);
+	if (r == -EAGAIN || r == -EINPROGRESS)
+		return r;
+	if (r)
+		s->cnt.mad_tx_drop++;
+	else
+		s->cnt.mads_tx++;
+	return 0;
+}
+
+/* The parked MADs whose MAC came, oldest first per destination; the ones
+ * that waited resolve_timeout_ns are dropped (the CM resends). */
+static int send_parked(struct droce_cm_svc *s, uint64_t now, unsigned *n)
+{
+	for (unsigned i = 0; i < SVC_PARK_DESTS && s->parked; i++) {
+		struct svc_park *pk = &s->park[i];
+		while (pk->since && pk->len) {
+			int r = send_one(s, &pk->q[pk->head], now);
+			if (r == -EAGAIN)
+				return r;
+			if (r == -EINPROGRESS) {
+				if (now - pk->since >= s->conf.resolve_timeout_ns)
+					park_drop(s, pk);
+				break;
+			}
+			pk->head = (pk->head + 1) % SVC_PARK_MADS;
+			pk->len--;
+			s->parked--;
+			(*n)++;
+		}
+		if (pk->since && !pk->len)
+			pk->since = 0;
+	}
+	return 0;
+}
+
+/* The MADs the CM wants sent, oldest first per destination: a MAD whose
+ * MAC is being resolved is parked with its destination's (order kept per
+ * destination) and the others go on; the one the path refuses for want of
+ * room is held until it takes it. */
+/* Whether @p o waits behind MADs parked for its destination (a MAD that
+ * names its link address needs no resolution and waits for nobody). */
+static bool behind_park(struct droce_cm_svc *s, const struct droce_cm_out *o)
+{
+	return s->parked && !o->has_dst_hw && park_of(s, &o->dst);
+}
+
 static unsigned send_mads(struct droce_cm_svc *s, uint64_t now)
 {
 	unsigned n = 0;
-	for (;;) {
-		if (!s->have_held) {
-			if (!droce_cm_pop_mad(s->cm, &s->held))
-				return n;
-			s->have_held = true;
-		}
-		int r = s->path.ops->send(s->path.priv, &s->held, now);
+	if (s->have_held) {
+		int r = behind_park(s, &s->held) ? -EINPROGRESS : send_one(s, &s->held, now);
 		if (r == -EAGAIN)
 			return n;
+		if (r == -EINPROGRESS)
+			park_add(s, &s->held, now);
 		s->have_held = false;
-		if (r)
-			s->cnt.mad_tx_drop++;
-		else
-			s->cnt.mads_tx++;
 		n++;
 	}
+	if (send_parked(s, now, &n) == -EAGAIN)
+		return n;
+	while (droce_cm_pop_mad(s->cm, &s->held)) {
+		int r = behind_park(s, &s->held) ? -EINPROGRESS : send_one(s, &s->held, now);
+		if (r == -EAGAIN) {
+			s->have_held = true;
+			return n;
+		}
+		if (r == -EINPROGRESS)
+			park_add(s, &s->held, now);
+		n++;
+	}
+	return n;
 }
 
 static unsigned svc_poll(void *arg, uint64_t now)
@@ -105,8 +211,12 @@ static unsigned svc_poll(void *arg, uint64_t now)
 	s->last_poll = now;
 	while (s->path.ops->recv(s->path.priv, &in, now) == 1) {
 		s->cnt.mads_rx++;
-		if (droce_cm_input(s->cm, now, &in.src, in.qkey, in.mad, in.len) != DROCE_CM_RX_OK)
+		enum droce_cm_rx r = droce_cm_input_hw(s->cm, now, &in.src, in.has_src_hw ? in.src_hw : NULL,
+						       in.qkey, in.mad, in.len);
+		if (r != DROCE_CM_RX_OK)
 			s->cnt.mads_bad++;
+		if (r == DROCE_CM_RX_RATE_LIMITED)
+			s->cnt.reqs_limited++;
 		n++;
 	}
 	if (droce_cm_next_timer(s->cm) <= now)
@@ -122,6 +232,7 @@ static unsigned svc_poll(void *arg, uint64_t now)
 	}
 	n += send_mads(s, now);
 	s->cnt.retransmits = droce_cm_stats(s->cm)->retransmits;
+	s->cnt.evicted = droce_cm_stats(s->cm)->evicted;
 	return n;
 }
 
@@ -131,7 +242,7 @@ static uint64_t svc_next(const void *arg)
 	if (s->have_held || droce_cm_mads_queued(s->cm))
 		return 0; /* MADs wait (for room, or for the poll after a call): at once */
 	uint64_t t = droce_cm_next_timer(s->cm);
-	if (s->resolving && s->last_poll + SVC_RESOLVE_RETRY_NS < t)
+	if ((s->resolving || s->parked) && s->last_poll + SVC_RESOLVE_RETRY_NS < t)
 		t = s->last_poll + SVC_RESOLVE_RETRY_NS;
 	return t;
 }
@@ -143,6 +254,7 @@ static void svc_free(struct droce_cm_svc *s)
 	if (s->path.ops && s->path.ops->close)
 		s->path.ops->close(s->path.priv);
 	droce_cm_destroy(s->cm);
+	free(s->park);
 	free(s->conns);
 	free(s->by_cm_id);
 	free(s->evq);
@@ -173,6 +285,7 @@ int droce_cm_open_path(struct droce_ctx *ctx, const struct droce_cm_conf *c,
 	struct droce_cm_svc *s = NULL;
 	int r = -EINVAL;
 	if (!ctx || !c || !c->resolve || c->max_cm_retries > 15 || c->response_timeout > 31 ||
+	    c->max_peer_timeout > 31 ||
 	    !path.ops || !path.ops->send || !path.ops->recv)
 		goto fail;
 	r = -EEXIST;
@@ -192,15 +305,16 @@ int droce_cm_open_path(struct droce_ctx *ctx, const struct droce_cm_conf *c,
 		s->conf.event_queue = def.event_queue;
 	if (!s->conf.resolve_timeout_ns)
 		s->conf.resolve_timeout_ns = def.resolve_timeout_ns;
+	if (!s->conf.accept_resolve_timeout_ns)
+		s->conf.accept_resolve_timeout_ns = def.accept_resolve_timeout_ns;
 	s->local.ip_version = ctx->p.ip_version;
 	memcpy(s->local.ip, ctx->p.ip, 16);
-	s->rng = c->seed ? c->seed : guid_from_mac(ctx->p.mac) ^ 0x9E3779B97F4A7C15ull;
 
 	struct droce_cm_params cp;
 	memset(&cp, 0, sizeof(cp));
 	cp.local = s->local;
 	cp.ca_guid = guid_from_mac(ctx->p.mac);
-	cp.seed = s->rng;
+	cp.seed = c->seed; /* 0: getrandom(); never derived from the MAC a spoofer reads */
 	/* listeners + connections, and as many again in TIMEWAIT */
 	s->n_cm_ids = 2 * s->conf.max_conns;
 	cp.max_ids = s->n_cm_ids;
@@ -209,11 +323,18 @@ int droce_cm_open_path(struct droce_ctx *ctx, const struct droce_cm_conf *c,
 	cp.response_timeout = c->response_timeout;
 	cp.max_cm_retries = c->max_cm_retries;
 	cp.timewait_ns = c->timewait_ns;
+	/* of the connection slots, a quarter stays for our own connects and
+	 * established peers whatever a flood of REQs does, and one source
+	 * holds at most half */
+	cp.max_half_open = c->max_half_open ? c->max_half_open : (s->conf.max_conns * 3 + 3) / 4;
+	cp.max_per_source = c->max_per_source ? c->max_per_source : (s->conf.max_conns + 1) / 2;
+	cp.max_peer_timeout = c->max_peer_timeout;
 	s->cm = droce_cm_create(&cp);
+	s->park = calloc(SVC_PARK_DESTS, sizeof(*s->park));
 	s->conns = calloc(s->conf.max_conns, sizeof(*s->conns));
 	s->by_cm_id = malloc(s->n_cm_ids * sizeof(*s->by_cm_id));
 	s->evq = calloc(s->conf.event_queue, sizeof(*s->evq));
-	if (!s->cm || !s->conns || !s->by_cm_id || !s->evq)
+	if (!s->cm || !s->park || !s->conns || !s->by_cm_id || !s->evq)
 		goto fail;
 	for (unsigned i = 0; i < s->n_cm_ids; i++)
 		s->by_cm_id[i] = -1;
@@ -274,7 +395,8 @@ int droce_cm_get_counters(const struct droce_ctx *ctx, struct droce_cm_counters 
 		return -EINVAL;
 	*out = s->cnt;
 	out->retransmits = droce_cm_stats(s->cm)->retransmits;
-	out->mads_pending = droce_cm_mads_queued(s->cm) + s->have_held;
+	out->evicted = droce_cm_stats(s->cm)->evicted;
+	out->mads_pending = droce_cm_mads_queued(s->cm) + s->have_held + s->parked;
 	out->conns = 0;
 	for (unsigned i = 0; i < s->conf.max_conns; i++)
 		out->conns += s->conns[i].state != SVC_FREE;

@@ -26,6 +26,8 @@
 /** A MAD that arrived, with what the datagram path knows of its sender. */
 struct droce_mad_in {
 	struct droce_cm_addr src;
+	bool has_src_hw;              /* src_hw: the frame's Ethernet source */
+	uint8_t src_hw[6];
 	uint32_t qkey;                /* DETH Q_Key */
 	uint32_t len;
 	uint8_t mad[DROCE_MAD_LEN];
@@ -33,8 +35,10 @@ struct droce_mad_in {
 
 /** How MADs move: QP1 (cm/qp1.c) or a test channel. */
 struct droce_mad_path_ops {
-	/** Send one MAD. @return 0; -EAGAIN: keep it, offer it again next poll
-	 * (no room, MAC being resolved); another -errno: dropped (counted). */
+	/** Send one MAD. @return 0; -EAGAIN: no room, offer it (and every
+	 * later MAD) again next poll; -EINPROGRESS: its destination's MAC is
+	 * being resolved: the service parks it with the destination's other
+	 * MADs and goes on with the rest; another -errno: dropped (counted). */
 	int (*send)(void *priv, const struct droce_cm_out *out, uint64_t now);
 	/** Take one received MAD. @return 1 (filled @p in) or 0. */
 	int (*recv)(void *priv, struct droce_mad_in *in, uint64_t now);
@@ -45,6 +49,18 @@ struct droce_mad_path_ops {
 struct droce_mad_path {
 	const struct droce_mad_path_ops *ops;
 	void *priv;
+};
+
+/* MADs waiting for their destination's MAC (-EINPROGRESS), per destination,
+ * so one address that never answers ARP holds up nothing else. */
+#define SVC_PARK_DESTS 16u
+#define SVC_PARK_MADS 8u
+
+struct svc_park {
+	struct droce_cm_addr dst;
+	uint64_t since;               /* first -EINPROGRESS; 0: slot free */
+	unsigned head, len;
+	struct droce_cm_out q[SVC_PARK_MADS];
 };
 
 /** Where a connection is, as the service sees it (the CM has its own states). */
@@ -68,7 +84,9 @@ struct svc_conn {
 					 application moves its own (param.qp_num) */
 	bool have_rep;                /* active: the REP's attributes are in remote */
 	struct droce_qp *qp;          /* followed only through qp_of() (svc_conn.c) */
-	uint32_t qp_index, qpn;       /* where the context's table holds it */
+	uint32_t qp_index;            /* where the context's table holds it */
+	uint64_t qp_uid;              /* and which QP that was (never reused, unlike
+					 the pointer, the index and the QPN) */
 	struct droce_addr peer;       /* IP and port (our destination / its source port) */
 	uint16_t local_port;
 	uint64_t resolve_deadline;
@@ -86,7 +104,6 @@ struct droce_cm_svc {
 	struct droce_cm *cm;
 	struct droce_mad_path path;
 	struct droce_cm_addr local;
-	uint64_t rng;
 	struct svc_conn *conns;       /* conf.max_conns */
 	int *by_cm_id;                /* droce_cm id -> conn index, -1 */
 	unsigned n_cm_ids;
@@ -94,6 +111,8 @@ struct droce_cm_svc {
 	unsigned ev_head, ev_len;
 	struct droce_cm_out held;     /* a MAD the path refused with -EAGAIN */
 	bool have_held;
+	struct svc_park *park;        /* SVC_PARK_DESTS */
+	unsigned parked;              /* MADs in park[] */
 	bool resolving;               /* some conn waits for a MAC: poll again soon */
 	bool accepting;               /* some conn is ACCEPTED (waits for RTU or COMM_EST) */
 	uint64_t last_poll;
@@ -119,6 +138,11 @@ void droce_svc_on_cm_event(struct droce_cm_svc *s, const struct droce_cm_event *
 
 /** Accepted connections whose QP has heard from the peer: ESTABLISHED (svc_conn.c). */
 void droce_svc_comm_est(struct droce_cm_svc *s, uint64_t now);
+
+/** The sender of a MAD in a QP1 receive buffer's 40-byte GRH area (qp1.c):
+ * IPv6 when the area holds an IPv6 header, IPv4 when it holds 20 zero bytes
+ * and an IPv4 header. @return 0 or -EPROTO (neither). */
+int droce_qp1_grh_src(const uint8_t grh[40], struct droce_cm_addr *src);
 
 /** Retry the MAC resolutions of connections waiting for one (svc_conn.c). */
 void droce_svc_resolve_pending(struct droce_cm_svc *s, uint64_t now);

@@ -69,30 +69,35 @@ static void conn_free(struct droce_cm_svc *s, struct svc_conn *c)
 	c->qp = NULL;
 }
 
-/* The connection's QP, or NULL once the application destroyed it: the
- * pointer is only followed when the context's table still holds it at its
- * index with its QPN (perftest destroys QPs of connections still up; the
- * CM must then neither move nor read them). */
+/* The connection's QP, or NULL once the application destroyed it
+ * (perftest destroys QPs of connections still up; the CM must then neither
+ * move nor read them). The table slot at the QP's index is read, never the
+ * pointer we kept, and it must hold the very QP the connection was made
+ * with: its uid. A pointer (malloc hands the address out again), an index
+ * and a QPN (the allocator reuses both) would name a new QP created after
+ * the old one went, and the old connection's DISCONNECTED would then move
+ * that QP to ERR. */
 static struct droce_qp *qp_of(const struct droce_cm_svc *s, const struct svc_conn *c)
 {
 	const struct droce_ctx *ctx = s->ctx;
-	if (!c->qp || c->qp_index >= ctx->p.max_qps || ctx->qps[c->qp_index] != c->qp ||
-	    c->qp->qpn != c->qpn)
+	if (!c->qp || c->qp_index >= ctx->p.max_qps)
 		return NULL;
-	return c->qp;
+	struct droce_qp *qp = ctx->qps[c->qp_index];
+	return qp && qp->uid == c->qp_uid ? qp : NULL;
 }
 
 static void conn_set_qp(struct svc_conn *c, struct droce_qp *qp)
 {
 	c->qp = qp;
 	c->qp_index = qp->index;
-	c->qpn = qp->qpn;
+	c->qp_uid = qp->uid;
 }
 
+/* Some live connection uses @p qp (by uid: see qp_of). */
 static bool qp_busy(const struct droce_cm_svc *s, const struct droce_qp *qp)
 {
 	for (unsigned i = 0; i < s->conf.max_conns; i++)
-		if (s->conns[i].state != SVC_FREE && s->conns[i].qp == qp)
+		if (s->conns[i].state != SVC_FREE && s->conns[i].qp && s->conns[i].qp_uid == qp->uid)
 			return true;
 	return false;
 }
@@ -158,12 +163,12 @@ static void param_keep(struct svc_conn *c, const struct droce_conn_param *p)
 	c->param.private_data = c->pd;
 }
 
+/* Start PSNs (and source ports) from the CM's generator: getrandom()
+ * unless the application gave a seed. A predictable PSN lets a blind
+ * spoofer forge packets the responder takes as in sequence (9.7.3). */
 static uint32_t psn_draw(struct droce_cm_svc *s)
 {
-	s->rng ^= s->rng << 13;
-	s->rng ^= s->rng >> 7;
-	s->rng ^= s->rng << 17;
-	return (uint32_t)s->rng & 0xFFFFFF;
+	return droce_cm_random(s->cm) & 0xFFFFFF;
 }
 
 static struct droce_cm_addr cm_addr(const struct droce_addr *a)
@@ -414,8 +419,8 @@ static void on_response(struct droce_cm_svc *s, struct svc_conn *c, const struct
 static void on_request(struct droce_cm_svc *s, const struct droce_cm_event *ev, uint64_t now)
 {
 	struct svc_conn *c = conn_alloc(s, SVC_REQUESTED);
-	if (!c) { /* the CM had room, we do not: the peer hears "no resources" soon */
-		droce_cm_reject(s->cm, now, ev->id, NULL, 0);
+	if (!c) { /* the CM had room, we do not: 12.6.7.2 reason 3, "no resources" */
+		droce_cm_reject_reason(s->cm, now, ev->id, DROCE_CM_REJ_NO_RESOURCES, NULL, 0);
 		return;
 	}
 	conn_map(s, c, ev->id);
@@ -443,11 +448,11 @@ static void on_request(struct droce_cm_svc *s, const struct droce_cm_event *ev, 
  * is rejected and the QP put in ERR; the caller ends the connection. */
 static int send_rep(struct droce_cm_svc *s, struct svc_conn *c, uint64_t now)
 {
-	c->local.qpn = c->no_qp ? c->param.qp_num : c->qpn;
+	struct droce_qp *qp = c->no_qp ? NULL : qp_of(s, c);
+	c->local.qpn = c->no_qp ? c->param.qp_num : qp ? droce_qp_num(qp) : 0;
 	clamp_rep(c);
 	struct droce_svc_path path;
 	path_of(c, &path);
-	struct droce_qp *qp = qp_of(s, c);
 	int r = c->no_qp ? 0 : qp ? droce_svc_qp_connect(qp, &path) : -ENOENT;
 	if (!r)
 		r = droce_cm_accept(s->cm, now, c->cm_id, &c->local, c->pd, c->param.private_data_len);
@@ -489,7 +494,10 @@ int droce_accept(struct droce_ctx *ctx, int conn, struct droce_qp *qp,
 	}
 	c->no_qp = !qp;
 	param_keep(c, p);
-	c->resolve_deadline = now + s->conf.resolve_timeout_ns;
+	/* the peer sent us a REQ a moment ago: a live one answers ARP at once
+	 * (and has usually just asked for ours, which taught us its MAC), so
+	 * an address that stays silent is a spoofed one holding a slot */
+	c->resolve_deadline = now + s->conf.accept_resolve_timeout_ns;
 	r = resolve(s, c, now);
 	if (r == 0) {
 		r = send_rep(s, c, now);
@@ -624,7 +632,7 @@ void droce_svc_on_cm_event(struct droce_cm_svc *s, const struct droce_cm_event *
 		conn_end(s, c, DROCE_CONN_TIMEWAIT_EXIT, 0, NULL, 0);
 		break;
 	case DROCE_CM_EV_TIMEOUT:
-		conn_end(s, c, DROCE_CONN_TIMEOUT, 0, NULL, 0);
+		conn_end(s, c, DROCE_CONN_TIMEOUT, ev->reason, NULL, 0);
 		break;
 	case DROCE_CM_EV_CONNECT_REQUEST:
 		break;

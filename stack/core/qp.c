@@ -108,6 +108,7 @@ struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_in
 	qp->pd_id = qp->pd->id;
 	qp->pd->users++;
 	qp->index = idx;
+	qp->uid = ++ctx->qp_uids;
 	qp->qpn = gsi ? DROCE_GSI_QPN : idx + DROCE_QPN_BASE;
 	qp->type = (uint8_t)ia->qp_type;
 	qp->state = DROCE_QPS_RESET;

@@ -39,6 +39,7 @@ struct droce_ctx {
 	uint32_t qp_hi;               /* one past the highest index ever used */
 	uint32_t qp_next;             /* create looks for a free index from here (rotating:
 					 a QPN comes back only after every other free one) */
+	uint64_t qp_uids;             /* the last QP uid handed out (QPNs wrap; uids do not) */
 	struct droce_mr_slot *mrs;
 	uint32_t nmrs_used;
 	uint8_t mr_bits;              /* low key bits naming the slot; the rest is the

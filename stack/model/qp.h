@@ -33,6 +33,8 @@ struct droce_qp {
 	struct droce_pd *pd;
 	uint32_t pd_id;               /* pd->id: what the key checks compare (10.6.3.2) */
 	uint32_t qpn, index;
+	uint64_t uid;                 /* this context's QPs numbered from 1, never reused
+					 (the CM's test for "still the same QP") */
 	enum droce_qp_state state;
 	uint8_t type;                 /* enum droce_qp_type: RC, UD or GSI */
 	struct droce_qp_attr attr;

@@ -186,7 +186,8 @@ void droce_ud_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now)
 	droce_seg_copy_in(r->seg, r->nseg, 0, grh, GRH_LEN);
 	droce_seg_copy_in(r->seg, r->nseg, GRH_LEN, pkt->payload, len);
 	wc.byte_len = GRH_LEN + len;
-	wc.wc_flags = DROCE_WC_GRH;
+	wc.wc_flags = DROCE_WC_GRH | DROCE_WC_WITH_SMAC;
+	memcpy(wc.smac, pkt->frame + 6, 6); /* Ethernet source: the parser checked the header */
 	if (pkt->op->flags & DROCE_OPF_IMM) {
 		wc.wc_flags |= DROCE_WC_WITH_IMM;
 		wc.imm_data = htobe32(pkt->h.ext.imm);

@@ -18,21 +18,27 @@
 #define DEFAULT_ENTRIES 64u
 #define DEFAULT_TTL_NS (60ull * 1000000000ull)
 #define DEFAULT_RETRY_NS (100ull * 1000000ull)
+#define DEFAULT_LOCK_NS 1000000000ull
 
-enum entry_state { ENTRY_FREE, ENTRY_INCOMPLETE, ENTRY_VALID, ENTRY_STATIC };
+/* DISPUTED: two MACs claimed the address while we held it; unusable until
+ * one claim has stood lock_ns and a request asked after it went
+ * uncontradicted (see learn()). */
+enum entry_state { ENTRY_FREE, ENTRY_INCOMPLETE, ENTRY_VALID, ENTRY_STATIC, ENTRY_DISPUTED };
 
 struct entry {
 	uint8_t ip[4];
 	uint8_t mac[6];
 	uint8_t state;
 	uint64_t expires;      /* VALID: end of life */
-	uint64_t last_request; /* INCOMPLETE: when the last request went out */
+	uint64_t last_request; /* INCOMPLETE, DISPUTED: when the last request went out */
+	uint64_t disputed_until; /* DISPUTED: lock_ns after the last change of claim */
+	uint64_t changed_at;     /* DISPUTED: when the claim last changed */
 };
 
 struct droce_arp {
 	uint8_t mac[6];
 	uint8_t ip[4];
-	uint64_t ttl_ns, retry_ns;
+	uint64_t ttl_ns, retry_ns, lock_ns;
 	unsigned n;
 	struct droce_arp_stats st;
 	struct entry e[];
@@ -60,6 +66,7 @@ struct droce_arp *droce_arp_create(const struct droce_arp_conf *conf)
 	memcpy(arp->ip, conf->ip, 4);
 	arp->ttl_ns = conf->ttl_ns ? conf->ttl_ns : DEFAULT_TTL_NS;
 	arp->retry_ns = conf->retry_ns ? conf->retry_ns : DEFAULT_RETRY_NS;
+	arp->lock_ns = conf->lock_ns ? conf->lock_ns : DEFAULT_LOCK_NS;
 	arp->n = n;
 	return arp;
 }
@@ -92,7 +99,7 @@ static struct entry *alloc_slot(struct droce_arp *arp, uint64_t now)
 			return e;
 		if (e->state == ENTRY_STATIC)
 			continue;
-		uint64_t rank = e->state == ENTRY_INCOMPLETE || e->expires <= now ? 0 : e->expires;
+		uint64_t rank = e->state != ENTRY_VALID || e->expires <= now ? 0 : e->expires;
 		if (victim == NULL || rank < best) {
 			victim = e;
 			best = rank;
@@ -129,7 +136,23 @@ size_t droce_arp_build(uint8_t *out, size_t cap, uint16_t oper, const uint8_t et
 	return DROCE_ARP_FRAME_LEN;
 }
 
-/* Record a sender's address. @p create: make a new entry if absent. */
+/*
+ * Record a sender's address. @p create: make a new entry if absent.
+ *
+ * ARP has no authentication: anyone on the segment can answer for any
+ * address, and whoever answers first fills an empty entry. What we can
+ * refuse is to be talked out of an answer silently: a different MAC for an
+ * address we hold (not expired) is a conflict, counted, and makes the
+ * entry DISPUTED: lookups fail and resolve asks again (every retry_ns)
+ * until the latest claim has stood lock_ns and a request asked after it
+ * drew no other answer within retry_ns. Silence does not settle it (a liar
+ * answering last would win), an unanswered question does. A forged reply
+ * racing the genuine one (or the reverse) then ends in a refused
+ * connection while both keep answering, visible in mac_conflicts, never in
+ * one quietly redirected; a real move (NIC failover, its gratuitous ARP)
+ * is taken once the old MAC is silent. Connected QPs keep the MAC their
+ * address vector was given.
+ */
 static void learn(struct droce_arp *arp, const uint8_t ip[4], const uint8_t mac[6], bool create,
 		  uint64_t now)
 {
@@ -143,11 +166,31 @@ static void learn(struct droce_arp *arp, const uint8_t ip[4], const uint8_t mac[
 		if (e == NULL)
 			return;
 		memcpy(e->ip, ip, 4);
+	} else if (e->state == ENTRY_DISPUTED ||
+		   (e->state == ENTRY_VALID && e->expires > now && memcmp(e->mac, mac, 6) != 0)) {
+		if (e->state == ENTRY_DISPUTED && memcmp(e->mac, mac, 6) == 0)
+			return; /* the standing claim again: its lock runs on */
+		arp->st.mac_conflicts++;
+		memcpy(e->mac, mac, 6);
+		e->state = ENTRY_DISPUTED;
+		e->changed_at = now;
+		e->disputed_until = now + arp->lock_ns;
+		e->expires = e->disputed_until + arp->ttl_ns;
+		return;
 	}
 	memcpy(e->mac, mac, 6);
 	e->state = ENTRY_VALID;
 	e->expires = now + arp->ttl_ns;
 	arp->st.learned++;
+}
+
+/* A DISPUTED entry whose last claim stood lock_ns, asked about since and
+ * not contradicted within retry_ns of the question: VALID with it. */
+static void settle(const struct droce_arp *arp, struct entry *e, uint64_t now)
+{
+	if (e->state == ENTRY_DISPUTED && now >= e->disputed_until && e->last_request > e->changed_at &&
+	    now - e->last_request >= arp->retry_ns)
+		e->state = ENTRY_VALID;
 }
 
 size_t droce_arp_input(struct droce_arp *arp, const uint8_t *frame, size_t len,
@@ -209,7 +252,9 @@ int droce_arp_lookup(struct droce_arp *arp, const uint8_t ip[4], uint8_t mac[6],
 	if (arp == NULL || ip == NULL || mac == NULL)
 		return -EINVAL;
 	struct entry *e = find(arp, ip);
-	if (e == NULL || e->state == ENTRY_INCOMPLETE)
+	if (e != NULL)
+		settle(arp, e, now);
+	if (e == NULL || e->state == ENTRY_INCOMPLETE || e->state == ENTRY_DISPUTED)
 		return -ENOENT;
 	if (e->state == ENTRY_VALID && e->expires <= now) {
 		arp->st.expired++;
@@ -237,7 +282,10 @@ int droce_arp_resolve(struct droce_arp *arp, const uint8_t ip[4], uint8_t mac[6]
 	} else if (e->state == ENTRY_VALID) {
 		/* Expired: keep the slot, ask again. */
 		e->state = ENTRY_INCOMPLETE;
+	} else if (e->state == ENTRY_STATIC) {
+		return -EAGAIN; /* not reached: lookup answered */
 	} else if (e->last_request != 0 && now - e->last_request < arp->retry_ns) {
+		/* INCOMPLETE, or DISPUTED: asking again lets every claimant answer */
 		return -EAGAIN;
 	}
 	size_t n = droce_arp_build(req, cap, ARP_OP_REQUEST, bcast, arp->mac, arp->ip, zero_mac, ip);

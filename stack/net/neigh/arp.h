@@ -11,7 +11,9 @@
  * the frame is addressed to us (its target IP is ours) or when the sender is
  * already in the table; strangers chatting among themselves do not fill it.
  * A full table evicts the dynamic entry closest to expiry; static entries
- * are never evicted nor expire.
+ * are never evicted nor expire. A different MAC for an address we hold
+ * does not replace it: the entry is disputed (unusable, asked again) until
+ * one claim has stood lock_ns unchallenged (arp.c learn()).
  *
  * One instance per port queue, driven by that queue's thread.
  */
@@ -31,6 +33,8 @@ struct droce_arp_conf {
 	unsigned entries;      /**< table size; 0 = 64 */
 	uint64_t ttl_ns;       /**< lifetime of a learnt entry; 0 = 60 s */
 	uint64_t retry_ns;     /**< least gap between requests for one address; 0 = 100 ms */
+	uint64_t lock_ns;      /**< a disputed address (two MACs claimed it) is unusable until
+				    one claim stood this long; 0 = 1 s */
 };
 
 /** Counters. */
@@ -42,6 +46,7 @@ struct droce_arp_stats {
 	uint64_t evicted;        /**< dynamic entries pushed out by a full table */
 	uint64_t expired;        /**< lookups that found only an expired entry */
 	uint64_t conflicts;      /**< someone else claims our IP */
+	uint64_t mac_conflicts;  /**< a second MAC claimed an address we held (a disputed entry) */
 };
 
 struct droce_arp;

@@ -518,17 +518,20 @@ int droce_port_resolve(struct droce_port *p, const uint8_t ip[4], uint8_t mac[6]
 	if (req_len != 0)
 		droce_port_send_ctrl(p, req, req_len, now);
 	droce_port_batch_send(p);
-	/* Take one burst off the ring for the reply; keep RoCE frames. */
+	/* Take a burst off the ring for the reply, keeping RoCE frames for the
+	 * next rx_burst: never more than the stash has room for, so no frame
+	 * the context would have received is lost to a resolution (a caller
+	 * asks again each poll while an address does not answer, and the poll
+	 * drains only a burst of the stash at a time). A full stash leaves
+	 * the reply on the ring until the poll has taken the frames. */
 	struct rte_mbuf *pkts[STASH_MAX];
-	uint16_t got = rte_eth_rx_burst(p->port_id, p->queue, pkts, STASH_MAX);
+	uint16_t room = (uint16_t)(STASH_MAX - p->n_stash);
+	uint16_t got = room ? rte_eth_rx_burst(p->port_id, p->queue, pkts, room) : 0;
 	for (uint16_t i = 0; i < got; i++) {
 		const uint8_t *b = rx_bytes(p, pkts[i], p->ctrl_buf);
 		if (rx_one(p, pkts[i], b, now)) {
-			if (p->n_stash < STASH_MAX) {
-				p->stash[p->n_stash++] = pkts[i];
-				continue;
-			}
-			p->st.rx_stash_drop++;
+			p->stash[p->n_stash++] = pkts[i]; /* room was counted above */
+			continue;
 		}
 		rte_pktmbuf_free(pkts[i]);
 	}

@@ -7,6 +7,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <arpa/inet.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -207,6 +208,45 @@ void droce_sc_init(struct droce_sc *sc, int timeout_ms)
 	sc->err[0] = '\0';
 	sc->idle = NULL;
 	sc->idle_arg = NULL;
+	sc->allow_family = 0;
+	sc->refused = 0;
+}
+
+int droce_sc_allow_peer(struct droce_sc *sc, const char *addr)
+{
+	if (sc == NULL)
+		return -EINVAL;
+	sc->allow_family = 0;
+	if (addr == NULL)
+		return 0;
+	memset(sc->allow_addr, 0, sizeof(sc->allow_addr));
+	if (inet_pton(AF_INET, addr, sc->allow_addr) == 1)
+		sc->allow_family = 4;
+	else if (inet_pton(AF_INET6, addr, sc->allow_addr) == 1)
+		sc->allow_family = 6;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* The peer of an accepted connection is the allowed one (an IPv4 peer may
+ * come as an IPv4-mapped IPv6 address on a dual-stack listener). */
+static bool peer_allowed(const struct droce_sc *sc, const struct sockaddr_storage *ss)
+{
+	if (sc->allow_family == 0)
+		return true;
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+		return sc->allow_family == 4 && memcmp(&a->sin_addr, sc->allow_addr, 4) == 0;
+	}
+	if (ss->ss_family == AF_INET6) {
+		const uint8_t *b = ((const struct sockaddr_in6 *)ss)->sin6_addr.s6_addr;
+		static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+		if (sc->allow_family == 4)
+			return memcmp(b, mapped, 12) == 0 && memcmp(b + 12, sc->allow_addr, 4) == 0;
+		return memcmp(b, sc->allow_addr, 16) == 0;
+	}
+	return false;
 }
 
 void droce_sc_set_idle(struct droce_sc *sc, void (*idle)(void *arg), void *arg)
@@ -318,7 +358,14 @@ int droce_sc_accept(struct droce_sc *sc)
 				       sc->timeout_ms);
 		if (w < 0)
 			return sc_fail(sc, w, "accept: %s", strerror(-w));
-		int fd = accept4(sc->lfd, NULL, NULL, SOCK_CLOEXEC);
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		int fd = accept4(sc->lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+		if (fd >= 0 && !peer_allowed(sc, &ss)) {
+			close(fd); /* not who we wait for: it gets nothing */
+			sc->refused++;
+			continue;
+		}
 		if (fd >= 0) {
 			close(sc->lfd);
 			sc->lfd = -1;

@@ -95,6 +95,9 @@ struct droce_sc {
 	char err[192];            /**< why the last call failed */
 	void (*idle)(void *arg);  /**< called at least every ms while a call waits; NULL: none */
 	void *idle_arg;
+	uint8_t allow_family;     /**< droce_sc_allow_peer(): 4 or 6, 0 = any peer */
+	uint8_t allow_addr[16];
+	unsigned refused;         /**< connections closed at accept: not the allowed peer */
 };
 
 /** Prepare @p sc (no sockets yet). @p timeout_ms <= 0 means 10 s. */
@@ -118,7 +121,18 @@ int droce_sc_listen(struct droce_sc *sc, const char *addr, uint16_t port);
 uint16_t droce_sc_local_port(const struct droce_sc *sc);
 
 /**
- * Accept one peer, then stop listening (a server serves one run).
+ * Take a peer only from @p addr (numeric IPv4 or IPv6; NULL: any). The
+ * channel has no authentication: whoever connects first gets our QPN, PSN
+ * and every MR's address and rkey, and the server serves that peer alone.
+ * With an allowed peer set, droce_sc_accept() closes connections from
+ * elsewhere (counted in refused) and waits on for the right one.
+ * @return 0 or -EINVAL (not a numeric address).
+ */
+int droce_sc_allow_peer(struct droce_sc *sc, const char *addr);
+
+/**
+ * Accept one peer (the allowed one, when set), then stop listening (a
+ * server serves one run).
  * @return 0, -ETIMEDOUT, or the accept errno.
  */
 int droce_sc_accept(struct droce_sc *sc);

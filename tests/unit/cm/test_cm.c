@@ -19,6 +19,7 @@
 
 #include "cm/cm.h"
 #include "cm/mad.h"
+#include "req_mad.h"
 #include "wire/bytes.h"
 #include "wire/opcode.h"
 #include "wire/parse.h"
@@ -1143,6 +1144,270 @@ static void test_against_rxe(void **state)
 	droce_cm_destroy(a);
 }
 
+/* ---- what a stranger on the network may make the CM do ---- */
+
+/* The REQ a sent last (its communication ID and TID), as the wire shows it. */
+static struct droce_cm_msg last_req(struct world *w)
+{
+	struct droce_cm_msg m;
+	assert_int_equal(droce_mad_decode(w->a.last[0x10], DROCE_MAD_LEN, &m), DROCE_MAD_OK);
+	return m;
+}
+
+/* A spoofed MRA (the ID read off the wire, a made-up Local Communication
+ * ID, the longest service timeout) must neither become the peer's ID, so
+ * that the real REP still matches, nor hold a's REQ back for 2.4 hours.
+ * Before: a stored 0xdeadbeef as b's ID, refused b's REP as WRONG_PEER and
+ * waited 2^31 * 4 us. */
+static void test_spoofed_mra(void **state)
+{
+	struct world *w = *state;
+	int a;
+	int b = to_req_rcvd(w, &a);
+	struct droce_cm_msg req = last_req(w), m;
+	memset(&m, 0, sizeof(m));
+	droce_mad_hdr_init(&m.hdr, DROCE_CM_ATTR_MRA, req.hdr.tid);
+	m.u.mra.local_comm_id = 0xdeadbeef;
+	m.u.mra.remote_comm_id = req.u.req.local_comm_id;
+	m.u.mra.msg_mraed = DROCE_CM_MSG_REQ;
+	m.u.mra.service_timeout = 31;
+	uint8_t buf[DROCE_MAD_LEN];
+	droce_mad_encode(buf, sizeof(buf), &m);
+	inject(w, &w->a, buf, DROCE_QP1_QKEY, DROCE_CM_RX_OK);
+	ASSERT_STATE(w->a.cm, a, DROCE_CM_MRA_REQ_RCVD);
+	/* capped at max_peer_timeout (21: 8.6 s) plus the round trip */
+	assert_true(droce_cm_next_timer(w->a.cm) <= w->now + droce_cm_timeout_ns(21) + 2 * 100000);
+	assert_int_equal(droce_cm_accept(w->b.cm, w->now, b, &qp_b, NULL, 0), 0);
+	pump(w);
+	assert_int_equal(w->a.last_rx, DROCE_CM_RX_OK);
+	expect_event(w->a.cm, DROCE_CM_EV_CONNECT_RESPONSE);
+	ASSERT_STATE(w->a.cm, a, DROCE_CM_REP_RCVD);
+}
+
+/* Without a seed, communication IDs come from getrandom(): two CMs made
+ * alike (same address, same GUID) draw different ones. With a seed they
+ * repeat exactly (the replay and the simulator depend on it). Before, seed
+ * 0 gave every CM the same sequence. */
+static void test_ids_unpredictable(void **state)
+{
+	(void)state;
+	static const uint8_t ip[4] = {198, 18, 0, 9};
+	struct droce_cm *x = make_cm(ip, 7, 0), *y = make_cm(ip, 7, 0);
+	struct droce_cm *s1 = make_cm(ip, 7, 42), *s2 = make_cm(ip, 7, 42);
+	struct droce_cm_connect_param cp = {.dst = {.ip_version = 4, .ip = {198, 18, 0, 1}},
+					    .dst_port = 1, .qp = qp_a};
+	struct droce_cm_out ox, oy, o1, o2;
+	struct droce_cm_msg mx, my, m1, m2;
+	unsigned same = 0;
+	for (int i = 0; i < 4; i++) {
+		assert_true(droce_cm_connect(x, 1, &cp) >= 0);
+		assert_true(droce_cm_connect(y, 1, &cp) >= 0);
+		assert_true(droce_cm_connect(s1, 1, &cp) >= 0);
+		assert_true(droce_cm_connect(s2, 1, &cp) >= 0);
+		droce_cm_pop_mad(x, &ox), droce_cm_pop_mad(y, &oy);
+		droce_cm_pop_mad(s1, &o1), droce_cm_pop_mad(s2, &o2);
+		droce_mad_decode(ox.mad, DROCE_MAD_LEN, &mx), droce_mad_decode(oy.mad, DROCE_MAD_LEN, &my);
+		droce_mad_decode(o1.mad, DROCE_MAD_LEN, &m1), droce_mad_decode(o2.mad, DROCE_MAD_LEN, &m2);
+		same += mx.u.req.local_comm_id == my.u.req.local_comm_id;
+		assert_int_equal(m1.u.req.local_comm_id, m2.u.req.local_comm_id);
+		assert_true(m1.hdr.tid == m2.hdr.tid);
+		assert_int_not_equal(droce_cm_random(x), droce_cm_random(y));
+	}
+	assert_int_equal(same, 0);
+	assert_int_equal(droce_cm_stats(x)->rng_fallback, 0);
+	droce_cm_destroy(x), droce_cm_destroy(y), droce_cm_destroy(s1), droce_cm_destroy(s2);
+}
+
+/* A REQ the consumer never answers: after the MRA service timeout (12:
+ * 16.8 ms here) the slot is free, the consumer gets TIMEOUT (state
+ * REQ_RCVD) and the active side REJ 4. A resent REQ (answered with an
+ * MRA) moves the deadline, but never past four spans after the first.
+ * Before, the slot stayed in REQ_RCVD for ever. */
+static void test_req_rcvd_deadline(void **state)
+{
+	struct world *w = *state;
+	int a;
+	int b = to_req_rcvd(w, &a);
+	w->a.drop[0x10] = 100; /* a's resent REQs are lost: nothing moves the deadline */
+	uint64_t t0 = w->now;
+	while (droce_cm_id_state(w->b.cm, b) != DROCE_CM_IDLE && w->now < t0 + 100 * MS)
+		advance(w, MS);
+	ASSERT_STATE(w->b.cm, b, DROCE_CM_IDLE);
+	assert_true(w->now - t0 >= 16 * MS && w->now - t0 <= 19 * MS);
+	struct droce_cm_event ev = expect_event(w->b.cm, DROCE_CM_EV_TIMEOUT);
+	assert_int_equal(ev.id, b);
+	assert_int_equal(ev.state, DROCE_CM_REQ_RCVD);
+	assert_int_equal(w->b.sent[0x12], 1);
+	struct droce_cm_msg rej;
+	droce_mad_decode(w->b.last[0x12], DROCE_MAD_LEN, &rej);
+	assert_int_equal(rej.u.rej.reason, DROCE_CM_REJ_TIMEOUT);
+	assert_int_equal(droce_cm_stats(w->b.cm)->req_rcvd_timeouts, 1);
+	ev = expect_event(w->a.cm, DROCE_CM_EV_REJECTED);
+	assert_int_equal(ev.reason, DROCE_CM_REJ_TIMEOUT);
+
+	/* resent REQs keep the consumer's time going, within the bound */
+	struct world *v = w;
+	v->a.drop[0x10] = 0;
+	a = connect_a(v, 7471, NULL);
+	pump(v);
+	b = expect_event(v->b.cm, DROCE_CM_EV_CONNECT_REQUEST).id;
+	t0 = v->now;
+	bool gone = false;
+	while (!gone && v->now < t0 + 200 * MS) {
+		advance(v, MS);
+		gone = droce_cm_pop_event(v->b.cm, &ev) == 1;
+		if (gone)
+			break;
+		uint8_t again[DROCE_MAD_LEN];
+		memcpy(again, v->a.last[0x10], DROCE_MAD_LEN);
+		droce_cm_input(v->b.cm, v->now, &v->a.addr, DROCE_QP1_QKEY, again, DROCE_MAD_LEN);
+	}
+	assert_true(gone);
+	assert_int_equal(ev.type, DROCE_CM_EV_TIMEOUT);
+	assert_int_equal(ev.id, b);
+	assert_true(v->now - t0 > 17 * MS); /* moved on by the resends ... */
+	assert_true(v->now - t0 <= 4 * 17 * MS + 2 * MS); /* ... within four spans */
+}
+
+/* A REQ asking for the longest waits (local CM response timeout 31,
+ * 15 retries): our REP's retries follow our own caps, max_peer_timeout and
+ * max_cm_retries (3 here). Before, b resent its REP 15 times 2.4 hours apart. */
+static void test_peer_timeout_capped(void **state)
+{
+	struct world *w = *state;
+	assert_true(droce_cm_listen(w->b.cm, 7471) >= 0);
+	connect_a(w, 7471, NULL);
+	struct droce_cm_out o;
+	assert_int_equal(droce_cm_pop_mad(w->a.cm, &o), 1);
+	struct droce_cm_msg m;
+	droce_mad_decode(o.mad, DROCE_MAD_LEN, &m);
+	m.u.req.local_cm_response_timeout = 31;
+	m.u.req.max_cm_retries = 15;
+	uint8_t buf[DROCE_MAD_LEN];
+	droce_mad_encode(buf, sizeof(buf), &m);
+	inject(w, &w->b, buf, DROCE_QP1_QKEY, DROCE_CM_RX_OK);
+	struct droce_cm_event ev = expect_event(w->b.cm, DROCE_CM_EV_CONNECT_REQUEST);
+	assert_int_equal(droce_cm_accept(w->b.cm, w->now, ev.id, &qp_b, NULL, 0), 0);
+	while (droce_cm_pop_mad(w->b.cm, &o))
+		;
+	assert_true(droce_cm_next_timer(w->b.cm) <= w->now + droce_cm_timeout_ns(21) + 2 * 100000);
+	unsigned reps = 0;
+	for (int i = 0; i < 30 && droce_cm_id_state(w->b.cm, ev.id) != DROCE_CM_IDLE; i++) {
+		uint64_t t = droce_cm_next_timer(w->b.cm);
+		w->now = t;
+		droce_cm_poll(w->b.cm, w->now);
+		while (droce_cm_pop_mad(w->b.cm, &o))
+			reps += droce_get_be16(o.mad + 16) == DROCE_CM_ATTR_REP;
+	}
+	ASSERT_STATE(w->b.cm, ev.id, DROCE_CM_IDLE);
+	assert_int_equal(reps, 3);
+	expect_event(w->b.cm, DROCE_CM_EV_TIMEOUT);
+}
+
+static void req_from(struct world *w, const uint8_t ip[4], uint32_t lcid, uint16_t port,
+		     const uint8_t *hw, enum droce_cm_rx want)
+{
+	uint8_t buf[DROCE_MAD_LEN];
+	test_req_mad(buf, ip, w->b.addr.ip, port, lcid);
+	struct droce_cm_addr src = {.ip_version = 4};
+	memcpy(src.ip, ip, 4);
+	enum droce_cm_rx got = droce_cm_input_hw(w->b.cm, w->now, &src, hw, DROCE_QP1_QKEY, buf,
+						 DROCE_MAD_LEN);
+	if (got != want)
+		fail_msg("REQ %#x: %s, want %s", lcid, droce_cm_rx_name(got), droce_cm_rx_name(want));
+}
+
+/* Half-open connections: one source holds at most max_per_source, all at
+ * most max_half_open; a REQ beyond takes the oldest one's place (TIMEOUT
+ * with reason 3 to the consumer, REJ 3 to that peer), so a flood never
+ * locks a newcomer out. Before, the flood's REQs held every slot and the
+ * newcomer got REJ 3 (with 8 slots) for as long as the flood lasted. */
+static void test_half_open_limits(void **state)
+{
+	struct world *w = *state;
+	droce_cm_destroy(w->b.cm);
+	struct droce_cm_params p;
+	memset(&p, 0, sizeof(p));
+	p.local = w->b.addr;
+	p.seed = 3;
+	p.max_ids = 16;
+	p.max_half_open = 6;
+	p.max_per_source = 3;
+	w->b.cm = droce_cm_create(&p);
+	assert_non_null(w->b.cm);
+	assert_true(droce_cm_listen(w->b.cm, 7471) >= 0);
+	static const uint8_t x[4] = {10, 0, 0, 1}, y[4] = {10, 0, 0, 2}, z[4] = {10, 0, 0, 3};
+	struct droce_cm_event ev;
+	int first = -1;
+	for (uint32_t i = 1; i <= 3; i++) {
+		req_from(w, x, 0x100 + i, 7471, NULL, DROCE_CM_RX_OK);
+		ev = expect_event(w->b.cm, DROCE_CM_EV_CONNECT_REQUEST);
+		if (first < 0)
+			first = ev.id;
+		w->now += 1000;
+	}
+	/* x's fourth: its oldest makes room */
+	req_from(w, x, 0x104, 7471, NULL, DROCE_CM_RX_OK);
+	ev = expect_event(w->b.cm, DROCE_CM_EV_TIMEOUT);
+	assert_int_equal(ev.id, first);
+	assert_int_equal(ev.reason, DROCE_CM_REJ_NO_RESOURCES);
+	expect_event(w->b.cm, DROCE_CM_EV_CONNECT_REQUEST);
+	struct droce_cm_out o;
+	struct droce_cm_msg rej;
+	while (droce_cm_pop_mad(w->b.cm, &o))
+		droce_mad_decode(o.mad, DROCE_MAD_LEN, &rej);
+	assert_int_equal(rej.hdr.attr_id, DROCE_CM_ATTR_REJ);
+	assert_int_equal(rej.u.rej.reason, DROCE_CM_REJ_NO_RESOURCES);
+	assert_int_equal(rej.u.rej.remote_comm_id, 0x101);
+	/* y fills the rest; then z's REQ takes the oldest of all (x's 0x102) */
+	for (uint32_t i = 1; i <= 3; i++) {
+		w->now += 1000;
+		req_from(w, y, 0x200 + i, 7471, NULL, DROCE_CM_RX_OK);
+		expect_event(w->b.cm, DROCE_CM_EV_CONNECT_REQUEST);
+	}
+	req_from(w, z, 0x301, 7471, NULL, DROCE_CM_RX_OK);
+	ev = expect_event(w->b.cm, DROCE_CM_EV_TIMEOUT);
+	assert_memory_equal(ev.peer.ip, x, 4);
+	expect_event(w->b.cm, DROCE_CM_EV_CONNECT_REQUEST);
+	assert_int_equal(droce_cm_stats(w->b.cm)->evicted, 2);
+	assert_int_equal(droce_cm_stats(w->b.cm)->evicted_source, 1);
+}
+
+/* REJs to REQs that made no connection: to the frame's link source when
+ * given (no resolution), and at most rej_rate (16) in a burst per source;
+ * the rest dropped (RATE_LIMITED), the bucket refilling at 16/s. */
+static void test_rej_rate_and_source(void **state)
+{
+	struct world *w = *state;
+	static const uint8_t x[4] = {10, 0, 0, 1}, hw[6] = {2, 0xaa, 0, 0, 0, 9};
+	struct droce_cm_out o;
+	req_from(w, x, 0x11, 9, hw, DROCE_CM_RX_REJECTED);
+	assert_int_equal(droce_cm_pop_mad(w->b.cm, &o), 1);
+	assert_true(o.has_dst_hw);
+	assert_memory_equal(o.dst_hw, hw, 6);
+	req_from(w, x, 0x12, 9, NULL, DROCE_CM_RX_REJECTED);
+	assert_int_equal(droce_cm_pop_mad(w->b.cm, &o), 1);
+	assert_false(o.has_dst_hw);
+	for (uint32_t i = 0; i < 14; i++)
+		req_from(w, x, 0x20 + i, 9, hw, DROCE_CM_RX_REJECTED);
+	req_from(w, x, 0x40, 9, hw, DROCE_CM_RX_RATE_LIMITED);
+	req_from(w, x, 0x41, 9, hw, DROCE_CM_RX_RATE_LIMITED);
+	/* another source has its own bucket */
+	static const uint8_t y[4] = {10, 0, 0, 2};
+	req_from(w, y, 0x42, 9, hw, DROCE_CM_RX_REJECTED);
+	/* a second later x has 16 again */
+	w->now += 1000 * MS;
+	for (uint32_t i = 0; i < 16; i++)
+		req_from(w, x, 0x50 + i, 9, hw, DROCE_CM_RX_REJECTED);
+	req_from(w, x, 0x70, 9, hw, DROCE_CM_RX_RATE_LIMITED);
+	/* matched connections' MADs carry no link address */
+	int a;
+	w->now += 1000 * MS;
+	while (droce_cm_pop_mad(w->b.cm, &o))
+		;
+	establish(w, &a);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -1173,6 +1438,12 @@ int main(void)
 		T(test_queue_full),
 		T(test_ipv6),
 		T(test_against_rxe),
+		T(test_spoofed_mra),
+		T(test_ids_unpredictable),
+		T(test_req_rcvd_deadline),
+		T(test_peer_timeout_capped),
+		T(test_half_open_limits),
+		T(test_rej_rate_and_source),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,7 @@
 #include <droce/droce.h>
 
 #include "cm/mad.h"
+#include "req_mad.h"
 #include "cm/svc.h"
 #include "net/link/memlink.h"
 #include "wire/opcode.h"
@@ -38,6 +39,9 @@ struct madq {
 	unsigned busy;      /* refuse (-EAGAIN) this many sends first */
 	unsigned sent, refused, dropped;
 	uint8_t last_attr;  /* attribute ID (low byte) of the last MAD sent */
+	uint16_t last_rej_reason; /* of the last REJ sent */
+	uint8_t blocked_ip[4]; /* MADs to it: -EINPROGRESS (its MAC being resolved) */
+	unsigned refused_blocked;
 };
 
 struct side {
@@ -90,7 +94,14 @@ static int path_send(void *priv, const struct droce_cm_out *out, uint64_t now)
 		q->refused++;
 		return -EAGAIN;
 	}
+	static const uint8_t none[4];
+	if (memcmp(q->blocked_ip, none, 4) != 0 && memcmp(out->dst.ip, q->blocked_ip, 4) == 0) {
+		q->refused_blocked++;
+		return -EINPROGRESS;
+	}
 	q->last_attr = out->mad[17];
+	if (out->mad[17] == 0x12)
+		q->last_rej_reason = (uint16_t)(out->mad[34] << 8 | out->mad[35]);
 	q->sent++;
 	note_psn(out->mad);
 	if (q->drop_all || (q->drop_attr && q->drop_attr == out->mad[17])) {
@@ -852,6 +863,190 @@ static void test_full(void **st)
 	bed_free(b);
 }
 
+/* ---- stale QP identity, full tables, parked MADs, the GRH area ---- */
+
+/* A's QP is destroyed while its connection is up and, later, a new one
+ * gets the same index and QPN (they rotate, but come back), and from
+ * malloc most likely the same address. The old connection's DISCONNECTED must leave
+ * the new QP alone; before, the CM compared pointer, index and QPN, all
+ * three reused, and moved the new QP to ERR. */
+static void test_stale_qp_not_touched(void **st)
+{
+	struct bed *b = bed_new(NULL);
+	int ac, bc;
+	handshake(b, NULL, NULL, &ac, &bc);
+	uint32_t qpn = droce_qp_num(b->s[0].qp);
+	assert_int_equal(droce_destroy_qp(b->s[0].qp), 0);
+	/* QPNs rotate: create and destroy until the old one (and its table
+	 * slot) comes back, as it does once the others have been used */
+	struct droce_qp_init_attr ia = {.send_cq = b->s[0].cq, .recv_cq = b->s[0].cq};
+	struct droce_qp *fresh = NULL;
+	for (int k = 0; k < 70000 && !fresh; k++) {
+		struct droce_qp *q = droce_create_qp(b->s[0].ctx, &ia);
+		assert_non_null(q);
+		if (droce_qp_num(q) == qpn)
+			fresh = q;
+		else
+			assert_int_equal(droce_destroy_qp(q), 0);
+	}
+	assert_non_null(fresh);
+	/* in use by the application (a QP in RESET the CM leaves alone anyway) */
+	struct droce_qp_attr qa = {.qp_state = DROCE_QPS_INIT, .pkey = DROCE_DEFAULT_PKEY,
+				   .qp_access_flags = DROCE_ACCESS_REMOTE_WRITE};
+	assert_int_equal(droce_modify_qp(fresh, &qa, DROCE_QP_STATE | DROCE_QP_PKEY | DROCE_QP_ACCESS_FLAGS), 0);
+	assert_int_equal(droce_disconnect(b->s[1].ctx, bc, b->now), 0);
+	struct droce_conn_event ev = next_event(b, 0);
+	assert_int_equal(ev.type, DROCE_CONN_DISCONNECTED);
+	assert_int_equal(qp_state(fresh), DROCE_QPS_INIT);
+	assert_int_equal(next_event(b, 0).type, DROCE_CONN_TIMEWAIT_EXIT);
+	assert_int_equal(qp_state(fresh), DROCE_QPS_INIT);
+	b->s[0].qp = fresh; /* freed with the context */
+	bed_free(b);
+}
+
+/* B's QP is destroyed while its connection is up and a new one is made
+ * for the next connection: accepting on it must work (before: -EBUSY when
+ * malloc gave the new QP the old one's address). */
+static void test_new_qp_not_busy(void **st)
+{
+	struct bed *b = bed_new(NULL);
+	int ac, bc;
+	handshake(b, NULL, NULL, &ac, &bc);
+	assert_int_equal(droce_destroy_qp(b->s[1].qp), 0);
+	struct droce_qp_init_attr ib = {.send_cq = b->s[1].cq, .recv_cq = b->s[1].cq};
+	struct droce_qp *fresh = droce_create_qp(b->s[1].ctx, &ib);
+	assert_non_null(fresh);
+	b->s[1].qp = fresh;
+	struct droce_qp_init_attr ia = {.send_cq = b->s[0].cq, .recv_cq = b->s[0].cq};
+	struct droce_qp *a2 = droce_create_qp(b->s[0].ctx, &ia);
+	struct droce_addr dst = addr_of(&b->s[1], 7471);
+	assert_true(droce_connect(a2, &dst, NULL, b->now) >= 0);
+	struct droce_conn_event ev = next_event(b, 1);
+	assert_int_equal(ev.type, DROCE_CONN_REQUEST);
+	assert_int_equal(droce_accept(b->s[1].ctx, ev.conn, fresh, NULL, b->now), 0);
+	assert_int_equal(next_event(b, 0).type, DROCE_CONN_ESTABLISHED);
+	assert_int_equal(next_event(b, 1).type, DROCE_CONN_ESTABLISHED);
+	bed_free(b);
+}
+
+/* A REQ with the communication ID @p lcid from @p ip, into B's channel. */
+static void inject_req(struct bed *b, const uint8_t ip[4], uint32_t lcid, uint16_t port)
+{
+	struct madq *q = b->s[1].rx;
+	assert_true(q->len < QLEN);
+	struct droce_mad_in *in = &q->q[(q->head + q->len++) % QLEN];
+	memset(in, 0, sizeof(*in));
+	in->src.ip_version = 4;
+	memcpy(in->src.ip, ip, 4);
+	in->qkey = DROCE_GSI_QKEY;
+	in->len = DROCE_MAD_LEN;
+	test_req_mad(in->mad, ip, b->s[1].ip, port, lcid);
+}
+
+/* B's connection table is full while its CM still has room: a REQ gets
+ * REJ 3 "no resources" (12.6.7.2), which rdma_cm reports as such; before,
+ * REJ 28, a consumer's refusal. */
+static void test_full_rejects_no_resources(void **st)
+{
+	struct droce_cm_conf cf;
+	droce_cm_conf_init(&cf);
+	cf.max_conns = 1;
+	struct bed *b = bed_new(&cf);
+	int ac, bc;
+	handshake(b, NULL, NULL, &ac, &bc);
+	static const uint8_t stranger[4] = {10, 0, 0, 99};
+	inject_req(b, stranger, 0x4242, 7471);
+	for (int k = 0; k < 10; k++)
+		turn(b);
+	assert_int_equal(b->q[1].last_attr, 0x12);
+	assert_int_equal(b->q[1].last_rej_reason, 3);
+	bed_free(b);
+}
+
+/* While the MAC of one destination is being resolved (the path answers
+ * -EINPROGRESS), its MADs wait apart: the MRA to a REQ's address that
+ * never answers ARP must not hold up the REP and the RTU of a connection
+ * to somebody else. Once the MAC comes the parked MAD goes; one that
+ * waits resolve_timeout_ns is dropped and counted. */
+static void test_mads_parked_per_destination(void **st)
+{
+	struct droce_cm_conf cf;
+	droce_cm_conf_init(&cf);
+	cf.resolve_timeout_ns = 10000000; /* 10 ms */
+	struct bed *b = bed_new(&cf);
+	static const uint8_t silent[4] = {10, 0, 0, 77};
+	memcpy(b->q[1].blocked_ip, silent, 4);
+	assert_true(droce_listen(b->s[1].ctx, 7471) >= 0);
+	inject_req(b, silent, 0x77, 7471);
+	turn(b);
+	inject_req(b, silent, 0x77, 7471); /* a resend: answered with an MRA, to silent */
+	turn(b);
+	struct droce_conn_event ev = next_event(b, 1);
+	assert_int_equal(ev.type, DROCE_CONN_REQUEST);
+	int silent_conn = ev.conn;
+	struct droce_cm_counters k;
+	droce_cm_get_counters(b->s[1].ctx, &k);
+	assert_int_equal(k.mads_pending, 1);
+	/* A connects meanwhile: REP and ESTABLISHED at once */
+	struct droce_addr dst = addr_of(&b->s[1], 7471);
+	uint64_t t0 = b->now;
+	int ac = droce_connect(b->s[0].qp, &dst, NULL, b->now);
+	assert_true(ac >= 0);
+	ev = next_event(b, 1);
+	assert_int_equal(ev.type, DROCE_CONN_REQUEST);
+	assert_int_equal(droce_accept(b->s[1].ctx, ev.conn, b->s[1].qp, NULL, b->now), 0);
+	assert_int_equal(next_event(b, 0).type, DROCE_CONN_ESTABLISHED);
+	assert_true(b->now - t0 < 1000000);
+	assert_int_equal(b->q[1].refused_blocked > 0, 1);
+	/* the MAC comes: the parked MRA goes */
+	unsigned sent = b->q[1].sent;
+	memset(b->q[1].blocked_ip, 0, 4);
+	for (int i = 0; i < 5; i++)
+		turn(b);
+	assert_true(b->q[1].sent > sent);
+	droce_cm_get_counters(b->s[1].ctx, &k);
+	assert_int_equal(k.mad_park_drop, 0);
+	/* and one that never comes (a REJ 8 of a REQ for a closed port,
+	 * whose frame source the channel does not tell): dropped after 10 ms */
+	memcpy(b->q[1].blocked_ip, silent, 4);
+	inject_req(b, silent, 0x78, 9);
+	turn(b);
+	uint64_t end = b->now + 20000000;
+	while (b->now < end)
+		turn(b);
+	droce_cm_get_counters(b->s[1].ctx, &k);
+	assert_int_equal(k.mad_park_drop, 1);
+	(void)silent_conn;
+	bed_free(b);
+}
+
+/* The sender's address in a QP1 receive buffer's GRH area: an IPv6 source
+ * whose 13th byte has the high nibble 4 (byte 20 of the header) is IPv6
+ * (before, QP1 tested byte 20 first and read it as an IPv4 sender); IPv4
+ * needs the 20 zero bytes in front of its header. */
+static void test_qp1_grh_src(void **st)
+{
+	uint8_t g[40] = {0};
+	struct droce_cm_addr a;
+	g[0] = 0x60;
+	g[6] = 17; /* next header UDP */
+	static const uint8_t v6[16] = {0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x45, 0, 0, 1};
+	memcpy(g + 8, v6, 16);
+	assert_int_equal(droce_qp1_grh_src(g, &a), 0);
+	assert_int_equal(a.ip_version, 6);
+	assert_memory_equal(a.ip, v6, 16);
+	memset(g, 0, sizeof(g));
+	g[20] = 0x45;
+	g[29] = 17;
+	static const uint8_t v4[4] = {198, 18, 0, 1};
+	memcpy(g + 32, v4, 4);
+	assert_int_equal(droce_qp1_grh_src(g, &a), 0);
+	assert_int_equal(a.ip_version, 4);
+	assert_memory_equal(a.ip, v4, 4);
+	g[3] = 1; /* not the zeros an IPv4 area starts with */
+	assert_int_equal(droce_qp1_grh_src(g, &a), -EPROTO);
+}
+
 /* The same tests with the MADs over QP1 on the context's link. */
 #define OVER_QP1(t)                  \
 	static void t##_qp1(void **st) \
@@ -923,6 +1118,11 @@ int main(void)
 		cmocka_unit_test(test_all_rtus_lost_data_flows),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_stale_qp_not_touched),
+		cmocka_unit_test(test_new_qp_not_busy),
+		cmocka_unit_test(test_full_rejects_no_resources),
+		cmocka_unit_test(test_mads_parked_per_destination),
+		cmocka_unit_test(test_qp1_grh_src),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -101,10 +101,25 @@ static void test_no_reply_for_others(void **state)
 	assert_int_equal(droce_arp_input(a, f, sizeof(f), 0, out, sizeof(out)), 0);
 	assert_int_equal(droce_arp_lookup(a, peer_ip, mac, 0), 0);
 	/* now known, a broadcast request from it for someone else refreshes it */
+	request(f, peer_mac, peer_ip, other_ip);
+	assert_int_equal(droce_arp_input(a, f, sizeof(f), 0, out, sizeof(out)), 0);
+	assert_int_equal(droce_arp_lookup(a, peer_ip, mac, 0), 0);
+	assert_memory_equal(mac, peer_mac, 6);
+	/* one naming another MAC does not replace it at once: disputed (not
+	 * even after a second of silence) until a request asked after it is
+	 * answered by that MAC alone (a NIC that moved), then taken */
 	const uint8_t new_mac[6] = {0x02, 0, 0, 0, 0, 0x22};
 	request(f, new_mac, peer_ip, other_ip);
 	assert_int_equal(droce_arp_input(a, f, sizeof(f), 0, out, sizeof(out)), 0);
-	assert_int_equal(droce_arp_lookup(a, peer_ip, mac, 0), 0);
+	assert_int_equal(droce_arp_lookup(a, peer_ip, mac, SEC / 2), -ENOENT);
+	assert_int_equal(droce_arp_lookup(a, peer_ip, mac, 2 * SEC), -ENOENT);
+	size_t rl;
+	uint8_t req[60];
+	assert_int_equal(droce_arp_resolve(a, peer_ip, mac, 2 * SEC, req, sizeof(req), &rl), -EAGAIN);
+	assert_int_equal(rl, DROCE_ARP_FRAME_LEN);
+	droce_arp_build(f, sizeof(f), 2, our_mac, new_mac, peer_ip, our_mac, our_ip);
+	droce_arp_input(a, f, sizeof(f), 2 * SEC + 1, out, sizeof(out));
+	assert_int_equal(droce_arp_lookup(a, peer_ip, mac, 3 * SEC), 0);
 	assert_memory_equal(mac, new_mac, 6);
 	droce_arp_destroy(a);
 }
@@ -233,6 +248,60 @@ static void test_gratuitous_and_conflict(void **state)
 	droce_arp_destroy(a);
 }
 
+/* An attacker answers for the peer, before or after the peer itself: the
+ * entry is not silently redirected (before: the last answer won, and any
+ * frame claiming the address overwrote it); it is disputed, lookups fail,
+ * resolve asks again, and it is usable only once one MAC has stood the lock
+ * time (1 s) with no other contradicting it. Counted in mac_conflicts. */
+static void test_conflicting_answers_dispute(void **state)
+{
+	(void)state;
+	struct droce_arp *a = mk(8);
+	const uint8_t liar[6] = {0x02, 0, 0, 0, 0, 0x66};
+	uint8_t req[60], mac[6], f[60], out[64];
+	size_t rl;
+	assert_int_equal(droce_arp_resolve(a, peer_ip, mac, 100, req, sizeof(req), &rl), -EAGAIN);
+	/* the genuine answer, then a forged one */
+	droce_arp_build(f, sizeof(f), 2, our_mac, peer_mac, peer_ip, our_mac, our_ip);
+	droce_arp_input(a, f, sizeof(f), 200, out, sizeof(out));
+	assert_int_equal(droce_arp_lookup(a, peer_ip, mac, 300), 0);
+	assert_memory_equal(mac, peer_mac, 6);
+	droce_arp_build(f, sizeof(f), 2, our_mac, liar, peer_ip, our_mac, our_ip);
+	droce_arp_input(a, f, sizeof(f), 400, out, sizeof(out));
+	assert_int_equal(droce_arp_lookup(a, peer_ip, mac, 500), -ENOENT);
+	/* silence does not settle it: the liar answered last */
+	assert_int_equal(droce_arp_lookup(a, peer_ip, mac, 2 * SEC), -ENOENT);
+	/* resolve asks everyone again (rate-limited as for an unknown address);
+	 * both answer: still disputed */
+	assert_int_equal(droce_arp_resolve(a, peer_ip, mac, 2 * SEC, req, sizeof(req), &rl), -EAGAIN);
+	assert_int_equal(rl, DROCE_ARP_FRAME_LEN);
+	droce_arp_build(f, sizeof(f), 2, our_mac, peer_mac, peer_ip, our_mac, our_ip);
+	droce_arp_input(a, f, sizeof(f), 2 * SEC + 10, out, sizeof(out));
+	droce_arp_build(f, sizeof(f), 2, our_mac, liar, peer_ip, our_mac, our_ip);
+	droce_arp_input(a, f, sizeof(f), 2 * SEC + 20, out, sizeof(out));
+	assert_int_equal(droce_arp_resolve(a, peer_ip, mac, 4 * SEC, req, sizeof(req), &rl), -EAGAIN);
+	assert_int_equal(rl, DROCE_ARP_FRAME_LEN);
+	/* the liar gives up: the genuine host answers, asked again it alone
+	 * answers, and its MAC is taken */
+	droce_arp_build(f, sizeof(f), 2, our_mac, peer_mac, peer_ip, our_mac, our_ip);
+	droce_arp_input(a, f, sizeof(f), 4 * SEC + 10, out, sizeof(out));
+	assert_int_equal(droce_arp_resolve(a, peer_ip, mac, 5 * SEC + 20, req, sizeof(req), &rl), -EAGAIN);
+	droce_arp_input(a, f, sizeof(f), 5 * SEC + 30, out, sizeof(out));
+	assert_int_equal(droce_arp_lookup(a, peer_ip, mac, 6 * SEC), -ENOENT); /* within retry_ns */
+	assert_int_equal(droce_arp_resolve(a, peer_ip, mac, 6 * SEC + 20, req, sizeof(req), &rl), 0);
+	assert_memory_equal(mac, peer_mac, 6);
+	struct droce_arp_stats st;
+	droce_arp_get_stats(a, &st);
+	assert_int_equal(st.mac_conflicts, 4);
+	/* a static entry is never disputed */
+	assert_int_equal(droce_arp_add_static(a, peer_ip, peer_mac), 0);
+	droce_arp_build(f, sizeof(f), 2, our_mac, liar, peer_ip, our_mac, our_ip);
+	droce_arp_input(a, f, sizeof(f), 5 * SEC, out, sizeof(out));
+	assert_int_equal(droce_arp_lookup(a, peer_ip, mac, 5 * SEC), 0);
+	assert_memory_equal(mac, peer_mac, 6);
+	droce_arp_destroy(a);
+}
+
 static void test_vlan_tag_kept(void **state)
 {
 	(void)state;
@@ -334,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_bounded_table_evicts_oldest),
 		cmocka_unit_test(test_resolve_rate_limited),
 		cmocka_unit_test(test_gratuitous_and_conflict),
+		cmocka_unit_test(test_conflicting_answers_dispute),
 		cmocka_unit_test(test_vlan_tag_kept),
 		cmocka_unit_test(test_malformed_counted),
 		cmocka_unit_test(test_garbage),

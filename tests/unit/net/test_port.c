@@ -422,6 +422,41 @@ static void test_resolve_sends_request(void **state)
 	assert_int_equal(droce_port_resolve(fx.port, ip2, mac, 4000), 0);
 }
 
+/* While an address does not answer, every poll asks resolve() again: it
+ * must take off the ring only what its stash can keep, so the RoCE frames
+ * that arrive meanwhile all reach the context (none lost as rx_stash_drop;
+ * before, each call took 64 frames into a 64-frame stash the poll drains
+ * a burst at a time). */
+static void test_resolve_keeps_every_frame(void **state)
+{
+	(void)state;
+	drain_tx();
+	const uint8_t silent[4] = {192, 168, 7, 77};
+	uint8_t mac[6], r[512], pl[32] = {0};
+	size_t rn = roce_frame(r, sizeof(r), 4, fx.mac, 32, pl, NULL);
+	struct droce_port_stats st0, st;
+	droce_port_get_stats(fx.port, &st0);
+	enum { N = 150 };
+	for (int i = 0; i < N; i++)
+		inject(r, rn);
+	uint64_t now = 10000000000ull;
+	unsigned got = 0;
+	for (int k = 0; k < 40 && got < N; k++) {
+		/* the service's resolve, then the poll's burst of 32 */
+		assert_int_equal(droce_port_resolve(fx.port, silent, mac, now), -EAGAIN);
+		assert_int_equal(droce_port_resolve(fx.port, silent, mac, now + 1), -EAGAIN);
+		struct droce_rx_frame fr[32];
+		unsigned n = fx.link.ops->rx_burst(fx.link.priv, fr, 32, now + 2);
+		fx.link.ops->rx_release(fx.link.priv, fr, n);
+		got += n;
+		now += 1000000;
+	}
+	droce_port_get_stats(fx.port, &st);
+	assert_int_equal(st.rx_stash_drop - st0.rx_stash_drop, 0);
+	assert_int_equal(got, N);
+	drain_tx();
+}
+
 static void test_capture_mirror(void **state)
 {
 	(void)state;
@@ -661,6 +696,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_zero_copy_tx_bytes_and_release, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_payload_copied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resolve_sends_request, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resolve_keeps_every_frame, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_capture_mirror, setup, teardown),
 		cmocka_unit_test(test_two_queues),
 		cmocka_unit_test_setup_teardown(test_rx_chained_linearised, setup, teardown),

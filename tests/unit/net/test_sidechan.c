@@ -6,6 +6,7 @@
  * the wire, timeouts, and a peer that reports a failed setup. No EAL.
  */
 #include <errno.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -346,6 +347,42 @@ static void test_any_address_dual_stack(void **state)
 	}
 }
 
+/* Only the allowed peer is served: a connection from another address is
+ * closed at accept (counted) and the server waits on; before, the first
+ * to connect got the QPN, PSN and every MR's rkey. */
+static void test_allowed_peer_only(void **state)
+{
+	(void)state;
+	struct droce_sc sc;
+	droce_sc_init(&sc, 300);
+	assert_int_equal(droce_sc_allow_peer(&sc, "not an address"), -EINVAL);
+	assert_int_equal(droce_sc_allow_peer(&sc, "127.0.0.2"), 0);
+	assert_int_equal(droce_sc_listen(&sc, "127.0.0.1", 0), 0);
+	uint16_t port = droce_sc_local_port(&sc);
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(port)};
+	to.sin_addr.s_addr = htonl(0x7f000001);
+	/* first a stranger (127.0.0.1), then the allowed peer (127.0.0.2) */
+	int c1 = socket(AF_INET, SOCK_STREAM, 0);
+	assert_int_equal(connect(c1, (struct sockaddr *)&to, sizeof(to)), 0);
+	int c2 = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in from = {.sin_family = AF_INET};
+	from.sin_addr.s_addr = htonl(0x7f000002);
+	assert_int_equal(bind(c2, (struct sockaddr *)&from, sizeof(from)), 0);
+	assert_int_equal(connect(c2, (struct sockaddr *)&to, sizeof(to)), 0);
+	assert_int_equal(droce_sc_accept(&sc), 0);
+	assert_int_equal(sc.refused, 1);
+	struct sockaddr_in peer;
+	socklen_t pl = sizeof(peer);
+	assert_int_equal(getpeername(sc.fd, (struct sockaddr *)&peer, &pl), 0);
+	assert_int_equal(ntohl(peer.sin_addr.s_addr), 0x7f000002);
+	/* the stranger's connection was closed: it reads EOF */
+	char byte;
+	assert_int_equal(read(c1, &byte, 1), 0);
+	close(c1);
+	close(c2);
+	droce_sc_close(&sc);
+}
+
 static void test_port_in_use(void **state)
 {
 	(void)state;
@@ -375,6 +412,7 @@ int main(void)
 		cmocka_unit_test(test_idle_hook_runs_while_waiting),
 		cmocka_unit_test(test_any_address_dual_stack),
 		cmocka_unit_test(test_port_in_use),
+		cmocka_unit_test(test_allowed_peer_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
