@@ -111,8 +111,9 @@ int main(int argc, char **argv)
 	if (!r) {
 		printf(" Path MTU: %u  Connected: %u QP(s), local QPN %u -> remote QPN %u\n", p.mtu,
 		       p.o.qps, p.qp[0].qpn, p.qp[0].peer_qpn);
+		fflush(stdout); /* a test watching the log starts its next step here */
 		if (p.server)
-			r = perf_is_bw(p.o.test) ? perf_serve_bw(&p) : perf_serve_lat(&p, sizes, n);
+			r = perf_is_bw(p.o.test) ? perf_serve_bw(&p, sizes, n) : perf_serve_lat(&p, sizes, n);
 		else
 			r = run_client(&p, sizes, n, bw, lat);
 		/* The final handshake carries each side's verdict to the other. */
