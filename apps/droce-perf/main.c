@@ -36,6 +36,12 @@ static void print_counters(const struct perf_counters *c)
 	       (unsigned long long)c->out_of_seq);
 	for (unsigned i = 0; i < c->n_drop; i++)
 		printf(" Drops %s: %llu\n", c->drop[i].reason, (unsigned long long)c->drop[i].count);
+	if (c->impaired)
+		printf(" Impair (receive side): %llu frames, %llu dropped, %llu reordered, %llu duplicated, "
+		       "%llu corrupted\n",
+		       (unsigned long long)c->imp_frames, (unsigned long long)c->imp_dropped,
+		       (unsigned long long)c->imp_held, (unsigned long long)c->imp_duplicated,
+		       (unsigned long long)c->imp_corrupted);
 }
 
 static int run_client(struct perf *p, const uint32_t *sizes, unsigned n, struct bw_result *bw,
