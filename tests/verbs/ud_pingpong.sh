@@ -19,7 +19,7 @@ if [ "$size" = mtu ]; then
   [ -n "$size" ] || { echo "FAIL: no active_mtu in ibv_devinfo's output:"; echo "$info"; exit 1; }
   echo "port active_mtu: $size"
   out=$(timeout 30 "$run" --port "memif:server,socket=$sock" --ip 198.18.0.1 \
-    ibv_ud_pingpong -g 0 -s $((size + 1)) 2>&1)
+    ibv_ud_pingpong -d droce0 -g 0 -s $((size + 1)) 2>&1)
   prc=$?
   if [ $prc = 0 ] || ! echo "$out" | grep -q "larger than port MTU ($size)"; then
     echo "FAIL: ibv_ud_pingpong -s $((size + 1)) was not refused for the port MTU (exit $prc):"
@@ -27,4 +27,4 @@ if [ "$size" = mtu ]; then
     exit 1
   fi
 fi
-exec "$here/pair.sh" "$run" ibv_ud_pingpong -g 0 -s "$size" "$@"
+exec "$here/pair.sh" "$run" ibv_ud_pingpong -d droce0 -g 0 -c -s "$size" "$@"
