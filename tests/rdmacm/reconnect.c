@@ -11,7 +11,8 @@
  *    the new QP where the old one was), connected after it: each of the
  *    ROUNDS connections carries a SEND that must complete. A REQ that
  *    meets the server's TIMEWAIT of the last one (droce reuses the QPN at
- *    once) is refused as stale (REJ 10): retried, at most 100 times.
+ *    once) is refused as stale (REJ 10): retried, at most 100 times, and
+ *    counted: "RETRIED: ..." says how many (scripts/test counts the line).
  *  - "vanish": a server that stops dead (SIGSTOP, every thread) when the
  *    REQ arrives, never answering: the client's CM gives up after its
  *    retries (DROCE_CM_RESPONSE_TIMEOUT / DROCE_CM_RETRIES shorten them).
@@ -126,6 +127,7 @@ static void complete(struct res *r, enum ibv_wc_opcode op)
 }
 
 static bool vanish;
+static unsigned stale_retries; /* REJ 10 refusals the client made again */
 
 static void serve(struct rdma_event_channel *ch, int rounds)
 {
@@ -227,6 +229,7 @@ static void run_client(struct rdma_event_channel *ch, struct sockaddr_in *sin, i
 				exit(1);
 			}
 			/* stale (the server's TIMEWAIT of our QPN): a new id and QP */
+			stale_retries++;
 			rdma_ack_cm_event(ev);
 			teardown(id, r);
 			rdma_destroy_id(id);
@@ -274,6 +277,9 @@ int main(int argc, char **argv)
 		run_client(ch, &sin, rounds);
 	}
 	rdma_destroy_event_channel(ch);
+	if (stale_retries)
+		printf("RETRIED: reconnect: %u connect(s) refused as stale (REJ 10) and made again\n",
+		       stale_retries);
 	printf("reconnect: %d rounds ok\n", rounds);
 	return 0;
 }
