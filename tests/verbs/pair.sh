@@ -102,7 +102,7 @@ other_complaints() { # SIDE: the program's complaints other than the clock's and
   # among them, and the library's counters are not the program's)
   grep -v -E '^(EAL|TELEMETRY|rte_pmd_memif_probe|Frame size|droce: )' "$work/$1.out" |
     grep -i -E 'fail|error|couldn|unable' |
-    grep -v -E "Can't produce a report|ethernet_read_keys: Couldn't read remote address|Unable to read (from|to) socket/rdma_cm|Failed to close connection between server and client"
+    grep -v -E "Can't produce a report|ethernet_read_keys: Couldn't read remote address|Unable to read (from|to) socket/rdma_cm|Failed to (close connection|exchange data) between server and clients?"
 }
 retry_cause() { # -> 0 when this pair's only failure is perftest's clock
   local gave=0 s e
