@@ -17,6 +17,10 @@ bool droce_ud_transition(enum droce_qp_state cur, enum droce_qp_state next, bool
 /** Check a UD send WR (opcode, address handle, QPN). @return 0 or -EINVAL. */
 int droce_ud_wr_check(const struct droce_qp *qp, const struct droce_send_wr *wr);
 
+/** Release the handles of UD WQEs [from, to) of @p qp (no-op for RC). */
+void droce_ud_swqes_release(struct droce_qp *qp, uint32_t from, uint32_t to);
+
+/* core/rand.c: the context's random draws. */
 uint64_t droce_ctx_rand(struct droce_ctx *ctx);
 
 #endif

@@ -16,6 +16,7 @@
 #include "model/ctx.h"
 #include "model/drop.h"
 #include "model/mr.h"
+#include "model/pd.h"
 #include "model/qp.h"
 #include "model/seg.h"
 #include "model/service.h"

@@ -30,6 +30,8 @@ enum droce_mig_state { DROCE_MIG_MIGRATED, DROCE_MIG_REARM, DROCE_MIG_ARMED };
 
 struct droce_qp {
 	struct droce_ctx *ctx;
+	struct droce_pd *pd;
+	uint32_t pd_id;               /* pd->id: what the key checks compare (10.6.3.2) */
 	uint32_t qpn, index;
 	enum droce_qp_state state;
 	uint8_t type;                 /* enum droce_qp_type: RC, UD or GSI */

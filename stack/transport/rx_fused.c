@@ -9,9 +9,9 @@
 /* Would the responder take this frame, which passed the context's header
  * checks (destination IP, QP, P_Key, source: core/ctx.c rx_check), straight
  * to execute()'s WRITE branch? Mirrors responder.c's checks (state,
- * chk_psn, chk_op_seq, chk_op_valid, chk_length; chk_resource and chk_rkey
- * pass for a plain MIDDLE/LAST). Any doubt says no: the old path is always
- * correct. */
+ * chk_psn, chk_op_seq, chk_op_valid, chk_length, chk_rkey's registration
+ * check; chk_resource passes for a plain MIDDLE/LAST). Any doubt says no:
+ * the old path is always correct. */
 static bool placeable(const struct droce_qp *qp, const struct droce_pkt *pkt)
 {
 	const struct droce_opcode_info *oi = pkt->op;
@@ -22,6 +22,10 @@ static bool placeable(const struct droce_qp *qp, const struct droce_pkt *pkt)
 	const struct droce_tp *t = &qp->tp;
 	if (pkt->h.bth.psn != t->epsn || t->in_msg != DROCE_OPF_WRITE ||
 	    !(qp->attr.qp_access_flags & DROCE_ACCESS_REMOTE_WRITE) || !t->wr_ptr)
+		return false;
+	/* chk_rkey's per-packet check: the region is still the one the FIRST
+	 * was checked against (a deregistered one: the responder NAKs). */
+	if (!droce_mr_ref_live(qp->ctx, t->wr_mr))
 		return false;
 	uint32_t plen = pkt->h.payload_len;
 	/* The responder's PadCnt check (9.2.2): pad = what the length needs. */
