@@ -81,6 +81,14 @@ run_pair() {
     "$run" "${ccomm[@]}" --port "$cport" --ip "$cip" "${cargs[@]}" \
     >"$work/client.out" 2>&1
   crc=$?
+  # perftest -R's client whose REQ came before its server's rdma_listen
+  # (no listener: REJ 8) crashes in its own retry path, and its server
+  # would wait for it until the budget ends: stop that server now.
+  early_rej=0
+  if [ "${PAIR_REFUSED:-0}" != 1 ] && [ $crc != 0 ] && refused_before_listen; then
+    early_rej=1
+    kill $spid 2>/dev/null
+  fi
   if [ "${PAIR_REFUSED:-0}" = 1 ]; then
     alive=0; kill -0 $spid 2>/dev/null && alive=1
     kill $spid 2>/dev/null
@@ -105,7 +113,19 @@ other_complaints() { # SIDE: the program's complaints other than the clock's and
     grep -i -E 'fail|error|couldn|unable' |
     grep -v -E "Can't produce a report|ethernet_read_keys: Couldn't read remote address|Unable to read (from|to) socket/rdma_cm|Failed to (close connection|exchange data) between server and clients?"
 }
-retry_cause() { # -> 0 when this pair's only failure is perftest's clock
+# perftest -R prints its listener's banner only at exit (stdout to a file
+# is buffered), so its client can start before the server listens: the REQ
+# is refused with REJ 8 (invalid service ID: no listener, IBTA 12.6.7.2),
+# "Event: RDMA_CM_EVENT_REJECTED; error: 8." in the client's own log.
+refused_before_listen() {
+  grep -q "Event: RDMA_CM_EVENT_REJECTED; error: 8\." "$work/client.out"
+}
+retry_cause() { # -> 0 when this pair's only failure is perftest's clock or an early REJ 8
+  if [ "$early_rej" = 1 ]; then
+    cause="perftest's client was refused with REJ 8 before its server listened (client exit $crc)"
+    return 0
+  fi
+  cause="perftest could not sample its CPU clock (r^2 < 0.9: \"Can't produce a report\" or \"inf\")"
   local gave=0 s e
   for side in client:$crc server:$src; do
     s=${side%:*} e=${side#*:}
@@ -123,7 +143,7 @@ while :; do
   { [ $crc = 0 ] && [ $src = 0 ] && grep -q -E "$want" "$work/client.out"; } && break
   retry_cause || break
   [ $((budget_end - SECONDS)) -ge 20 ] || break
-  echo "RETRIED: ${cargs[0]}: perftest could not sample its CPU clock (r^2 < 0.9: \"Can't produce a report\" or \"inf\"), try $((try + 1))"
+  echo "RETRIED: ${cargs[0]}: $cause, try $((try + 1))"
   try=$((try + 1))
 done
 quiet() { grep -v -E '^(EAL|TELEMETRY|rte_pmd_memif_probe|Frame size)|advertises MTU' "$1"; }
