@@ -51,19 +51,5 @@ for ((i = 0; i < rounds; i++)); do
   run B "$b" "$@"
 done
 echo "# load average at end: $(cat /proc/loadavg)"
-python3 - "$out" <<'PY'
-import sys, statistics
-rows = {}
-for line in open(sys.argv[1]):
-    who, v = line.split()
-    if v != "FAILED":
-        rows.setdefault(who, []).append(float(v))
-for who in ("A", "B"):
-    v = rows.get(who, [])
-    if v:
-        print("%s Gbit/s: median %.2f best %.2f (%s)" % (who, statistics.median(v), max(v),
-              " ".join("%.2f" % x for x in v)))
-if rows.get("A") and rows.get("B"):
-    print("B/A: median %.2fx best %.2fx" % (statistics.median(rows["B"]) / statistics.median(rows["A"]),
-          max(rows["B"]) / max(rows["A"])))
-PY
+# rows "A all 12.3": the median/best arithmetic is bench/ab_stats.py's
+python3 "$(dirname "$0")/ab_stats.py" <(awk '{print $1, "all", $2}' "$out") A B Gbit/s

@@ -349,6 +349,16 @@ static void d_counters(const struct perf *p, struct perf_counters *c)
 		c->dup_reqs += s.dup_reqs;
 		c->out_of_seq += s.out_of_seq;
 	}
+	if (b->impair) {
+		struct droce_impair_stats is;
+		droce_impair_get_stats(b->impair, &is);
+		c->impaired = true;
+		c->imp_frames = is.frames;
+		c->imp_dropped = is.dropped;
+		c->imp_held = is.held;
+		c->imp_duplicated = is.duplicated;
+		c->imp_corrupted = is.corrupted;
+	}
 	struct droce_ctx_stats cs;
 	if (b->ctx && !droce_ctx_get_stats(b->ctx, &cs)) {
 		for (unsigned i = 0; i < DROCE_DROP_REASON_MAX && c->n_drop < 64; i++) {

@@ -27,6 +27,38 @@ static struct perf_qp *qp_of(struct perf *p, uint32_t qpn)
 }
 
 
+/*
+ * --check on a client completion: the send queue of an RC QP completes its
+ * work requests in the order they were posted (IBTA vol 1 10.8, completion ordering), so the
+ * wr_id of QP q's next completion is the count it completed before: a
+ * missing, repeated or reordered completion shows. A READ also reports the
+ * bytes it placed (byte_len, as rdma-core's providers fill it) and its
+ * target must now hold the server's pattern of that slot.
+ */
+static void check_send_wc(struct perf *p, struct perf_qp *q, const struct droce_wc *wc,
+			  uint32_t size)
+{
+	if (wc->wr_id != q->completed) {
+		perf_check_fail(p, "%s: QP %u completed wr %llu, expected wr %llu (%s)",
+				perf_test_name(p->o.test), q->qpn, (unsigned long long)wc->wr_id,
+				(unsigned long long)q->completed,
+				wc->wr_id < q->completed ? "a repeated completion" : "one went missing");
+		return;
+	}
+	if (p->o.test != PERF_READ_BW)
+		return;
+	if (wc->byte_len != size) {
+		perf_check_fail(p, "read_bw: iteration %llu: byte_len %u, expected %u",
+				(unsigned long long)wc->wr_id, wc->byte_len, size);
+		return;
+	}
+	uint64_t slot = wc->wr_id % p->slots;
+	long bad = pattern_check(slot_ptr(p, q, slot), size, slot);
+	if (bad >= 0)
+		perf_check_fail(p, "read_bw: iteration %llu, byte %ld of %u differs",
+				(unsigned long long)wc->wr_id, bad, size);
+}
+
 static int post_one(struct perf *p, struct perf_qp *q, uint32_t size)
 {
 	uint64_t iter = q->posted;
@@ -55,7 +87,12 @@ static int post_one(struct perf *p, struct perf_qp *q, uint32_t size)
 	}
 	if (p->o.check) {
 		wr.imm_data = (uint32_t)iter;
-		if (p->o.test != PERF_READ_BW)
+		/* A READ's target is poisoned first: the server's slot holds the
+		 * same pattern on every pass, so only a READ that rewrote every
+		 * byte passes the check at its completion. */
+		if (p->o.test == PERF_READ_BW)
+			pattern_poison(slot_ptr(p, q, slot), size, slot);
+		else
 			pattern_fill(slot_ptr(p, q, slot), size, iter);
 	}
 	int r = p->be->post_send(p, (unsigned)(q - p->qp), &wr);
@@ -110,13 +147,8 @@ int perf_run_bw(struct perf *p, uint32_t size, struct bw_result *out)
 					(unsigned long long)wc[k].wr_id, wc[k].qp_num);
 				return -EIO;
 			}
-			if (p->o.check && p->o.test == PERF_READ_BW) {
-				uint64_t slot = wc[k].wr_id % p->slots;
-				long bad = pattern_check(slot_ptr(p, q, slot), size, slot);
-				if (bad >= 0)
-					perf_check_fail(p, "read_bw: iteration %llu, byte %ld of %u differs",
-							(unsigned long long)wc[k].wr_id, bad, size);
-			}
+			if (p->o.check)
+				check_send_wc(p, q, &wc[k], size);
 			q->completed++;
 			total++;
 		}
@@ -182,12 +214,74 @@ int perf_server_prepare(struct perf *p)
 	return 0;
 }
 
+/*
+ * --check on a server receive: the WRITE landed at the slot of its
+ * iteration, the SEND in the receive buffer. The client's iterations restart
+ * at 0 with each size; an RC responder delivers in PSN order (IBTA vol 1
+ * 9.7.5), so on each QP the immediates count 0, 1, ... iters - 1 per size:
+ * a lost, repeated or reordered delivery shows, and byte_len is the size of
+ * the current round.
+ */
+static void check_recv_wc(struct perf *p, struct perf_qp *q, const struct droce_wc *wc,
+			  const uint32_t *sizes, unsigned n_sizes)
+{
+	const bool counted = p->o.duration <= 0;
+	uint64_t got = q->completed, iters = p->o.iters;
+	uint64_t iter = wc->imm_data;
+	uint8_t *data = p->o.test == PERF_WRITE_BW ? slot_ptr(p, q, iter % p->slots)
+						   : slot_ptr(p, q, wc->wr_id);
+
+	if (!(wc->wc_flags & DROCE_WC_WITH_IMM)) {
+		perf_check_fail(p, "completion without immediate data");
+		return;
+	}
+	if (counted) {
+		unsigned round = (unsigned)(got / iters);
+		uint64_t want = got % iters;
+		if (round >= n_sizes) {
+			perf_check_fail(p, "%s: QP %u: delivery %llu past the %llu the client sends",
+					perf_test_name(p->o.test), q->qpn, (unsigned long long)got + 1,
+					(unsigned long long)(iters * n_sizes));
+			return;
+		}
+		if (iter != (uint32_t)want) {
+			perf_check_fail(p, "%s: QP %u delivered iteration %llu, expected %llu",
+					perf_test_name(p->o.test), q->qpn, (unsigned long long)iter,
+					(unsigned long long)want);
+			return;
+		}
+		if (wc->byte_len != sizes[round]) {
+			perf_check_fail(p, "%s: iteration %llu: byte_len %u, expected %u",
+					perf_test_name(p->o.test), (unsigned long long)iter,
+					wc->byte_len, sizes[round]);
+			return;
+		}
+	} else if (got > 0 && iter != 0 && iter != (uint32_t)(q->posted + 1)) {
+		/* duration mode: the count of each round is the client's; each
+		 * delivery follows the last one or starts a new size */
+		perf_check_fail(p, "%s: QP %u delivered iteration %llu after %llu",
+				perf_test_name(p->o.test), q->qpn, (unsigned long long)iter,
+				(unsigned long long)q->posted);
+		return;
+	}
+	q->posted = iter; /* the server's last delivered iteration */
+	long bad = pattern_check(data, wc->byte_len, iter);
+	if (bad >= 0)
+		perf_check_fail(p, "%s: iteration %llu, byte %ld of %u differs",
+				perf_test_name(p->o.test), (unsigned long long)iter, bad,
+				wc->byte_len);
+}
+
 /* Server side of the bandwidth tests; receives were posted by perf_server_prepare(). */
-int perf_serve_bw(struct perf *p)
+int perf_serve_bw(struct perf *p, const uint32_t *sizes, unsigned n_sizes)
 {
 	struct droce_wc wc[64];
 	uint64_t served = 0;
+	const bool receives = perf_bw_flow(&p->o, p->slots).recvs > 0;
+	int idle_after_done = -1; /* >= 0: the client is done; polls with nothing left */
 
+	for (unsigned i = 0; i < p->o.qps; i++)
+		p->qp[i].posted = p->qp[i].completed = 0;
 	for (uint64_t turn = 0;; turn++) {
 		int n = p->be->poll(p, perf_now(p), wc, 64);
 		if (n < 0) {
@@ -201,25 +295,22 @@ int perf_serve_bw(struct perf *p)
 					droce_wc_status_str(wc[k].status));
 				return -EIO;
 			}
-			uint64_t slot = wc[k].wr_id;
-			if (p->o.check) {
-				/* WRITE landed at the slot of its iteration; SEND in the receive buffer. */
-				uint64_t iter = wc[k].imm_data;
-				uint8_t *data = p->o.test == PERF_WRITE_BW
-					? slot_ptr(p, q, iter % p->slots) : slot_ptr(p, q, slot);
-				long bad = pattern_check(data, wc[k].byte_len, iter);
-				if (!(wc[k].wc_flags & DROCE_WC_WITH_IMM))
-					perf_check_fail(p, "completion without immediate data");
-				else if (bad >= 0)
-					perf_check_fail(p, "%s: iteration %llu, byte %ld of %u differs",
-							perf_test_name(p->o.test), (unsigned long long)iter,
-							bad, wc[k].byte_len);
-			}
+			if (p->o.check)
+				check_recv_wc(p, q, &wc[k], sizes, n_sizes);
+			q->completed++;
 			served++;
-			if (post_recv_slot(p, q, slot)) {
+			if (post_recv_slot(p, q, wc[k].wr_id)) {
 				fprintf(stderr, "droce-perf: post_recv failed\n");
 				return -EIO;
 			}
+		}
+		/* The client is done once its last message completed, which the
+		 * responder reported before it ACKed: drain what is still queued. */
+		if (idle_after_done >= 0) {
+			idle_after_done = n ? 0 : idle_after_done + 1;
+			if (idle_after_done > 64)
+				break;
+			continue;
 		}
 		if ((turn & 0x3FF) == 0) {
 			int e = perf_peer_event(p);
@@ -228,9 +319,17 @@ int perf_serve_bw(struct perf *p)
 				return e;
 			}
 			if (e > 0)
-				break;
+				idle_after_done = 0;
 		}
 	}
+	/* Every delivery counted: none missing at the end of the run. */
+	if (p->o.check && receives && p->o.duration <= 0)
+		for (unsigned i = 0; i < p->o.qps; i++)
+			if (p->qp[i].completed != p->o.iters * n_sizes)
+				perf_check_fail(p, "%s: QP %u: %llu deliveries, the client sent %llu",
+						perf_test_name(p->o.test), p->qp[i].qpn,
+						(unsigned long long)p->qp[i].completed,
+						(unsigned long long)(p->o.iters * n_sizes));
 	printf(" Served %s: %llu receive completions\n", perf_test_name(p->o.test),
 	       (unsigned long long)served);
 	return 0;

@@ -29,13 +29,13 @@ static uint8_t marker(uint64_t iter)
 	return (uint8_t)(iter % 255 + 1);
 }
 
-static int post(struct perf *p, enum droce_wr_opcode op, uint32_t size, uint64_t iter)
+static int post(struct perf *p, enum droce_wr_opcode op, uint32_t size)
 {
 	struct perf_qp *q = &p->qp[0];
 	bool into_rx = op == DROCE_WR_RDMA_READ || op == DROCE_WR_ATOMIC_FETCH_AND_ADD;
 	struct droce_sge sge = {(uint64_t)(uintptr_t)slot(p, into_rx ? RX_SLOT : TX_SLOT), size, q->lkey};
 	struct droce_send_wr wr = {0};
-	wr.wr_id = iter;
+	wr.wr_id = q->wr_seq; /* counts every send of the run: ids never repeat across sizes */
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.opcode = op;
@@ -48,7 +48,10 @@ static int post(struct perf *p, enum droce_wr_opcode op, uint32_t size, uint64_t
 		wr.wr.rdma.remote_addr = q->remote.addr; /* the peer's RX slot */
 		wr.wr.rdma.rkey = q->remote.rkey;
 	}
-	return p->be->post_send(p, 0, &wr);
+	int r = p->be->post_send(p, 0, &wr);
+	if (!r)
+		q->wr_seq++;
+	return r;
 }
 
 int perf_lat_post_recv(struct perf *p)
@@ -81,12 +84,17 @@ static void verify(struct perf *p, uint32_t size, uint64_t iter)
 /*
  * Poll until the event of @p iter happened: the marker byte (write_lat), a
  * receive completion (send_lat) or the send completion (read/atomic).
- * Send completions of ping-pong tests are consumed on the way.
+ * Send completions of ping-pong tests are consumed on the way. With
+ * --check, each send completion must be the next one posted (an RC send
+ * queue completes in posting order, IBTA vol 1 10.8) and the awaited
+ * completion's byte_len the size: a repeated, lost or short one shows.
  * @return 0, 1 when the server learned the client is done, or -errno.
  */
 static int wait_for(struct perf *p, uint32_t size, uint64_t iter, bool want_recv,
-		    bool want_send, uint64_t *sent_done)
+		    bool want_send)
 {
+	struct perf_qp *q = &p->qp[0];
+	const uint64_t want_id = q->wr_seq - 1; /* read/atomic: the one just posted */
 	uint64_t t0 = perf_now(p), timeout = (uint64_t)(p->o.timeout * 1e9);
 	volatile uint8_t *last = slot(p, RX_SLOT) + size - 1;
 	struct droce_wc wc[16];
@@ -105,11 +113,24 @@ static int wait_for(struct perf *p, uint32_t size, uint64_t iter, bool want_recv
 					droce_wc_status_str(wc[k].status));
 				return -EIO;
 			}
-			if (wc[k].opcode == DROCE_WC_RECV)
+			if (wc[k].opcode == DROCE_WC_RECV) {
+				if (p->o.check && want_recv && wc[k].byte_len != size)
+					perf_check_fail(p, "%s: iteration %llu: received %u bytes, expected %u",
+							perf_test_name(p->o.test), (unsigned long long)iter,
+							wc[k].byte_len, size);
 				got |= want_recv;
-			else {
-				(*sent_done)++;
-				got |= want_send && wc[k].wr_id == iter;
+			} else {
+				if (p->o.check && wc[k].wr_id != q->wc_seq)
+					perf_check_fail(p, "%s: send completion of wr %llu, expected wr %llu",
+							perf_test_name(p->o.test),
+							(unsigned long long)wc[k].wr_id,
+							(unsigned long long)q->wc_seq);
+				if (p->o.check && want_send && wc[k].wr_id == want_id && wc[k].byte_len != size)
+					perf_check_fail(p, "%s: iteration %llu: byte_len %u, expected %u",
+							perf_test_name(p->o.test), (unsigned long long)iter,
+							wc[k].byte_len, size);
+				q->wc_seq++;
+				got |= want_send && wc[k].wr_id == want_id;
 			}
 		}
 		if (got || (!want_recv && !want_send && *last == marker(iter)))
@@ -132,7 +153,7 @@ int perf_run_lat(struct perf *p, uint32_t size, struct lat_result *out)
 	const bool dur = p->o.duration > 0;
 	const uint64_t n = dur ? 1u << 20 : p->o.iters;
 	uint64_t *s = malloc(n * sizeof(*s));
-	uint64_t sent_done = 0, t_end = perf_now(p) + (uint64_t)(p->o.duration * 1e9);
+	uint64_t t_end = perf_now(p) + (uint64_t)(p->o.duration * 1e9);
 	uint64_t i;
 	int r = 0;
 
@@ -143,23 +164,27 @@ int perf_run_lat(struct perf *p, uint32_t size, struct lat_result *out)
 		switch (p->o.test) {
 		case PERF_WRITE_LAT:
 			prepare(p, size, i);
-			if ((r = post(p, DROCE_WR_RDMA_WRITE, size, i)) ||
-			    (r = wait_for(p, size, i, false, false, &sent_done)))
+			if ((r = post(p, DROCE_WR_RDMA_WRITE, size)) ||
+			    (r = wait_for(p, size, i, false, false)))
 				goto out;
 			verify(p, size, i);
 			break;
 		case PERF_SEND_LAT:
 			prepare(p, size, i);
-			if ((r = post(p, DROCE_WR_SEND, size, i)) ||
-			    (r = wait_for(p, size, i, true, false, &sent_done)))
+			if ((r = post(p, DROCE_WR_SEND, size)) ||
+			    (r = wait_for(p, size, i, true, false)))
 				goto out;
 			verify(p, size, i);
 			if ((r = perf_lat_post_recv(p)))
 				goto out;
 			break;
 		case PERF_READ_LAT:
-			if ((r = post(p, DROCE_WR_RDMA_READ, size, i)) ||
-			    (r = wait_for(p, size, i, false, true, &sent_done)))
+			/* The server's slot 0 holds the same pattern every time: poison
+			 * ours so that each READ must rewrite every byte to pass. */
+			if (p->o.check)
+				pattern_poison(slot(p, RX_SLOT), size, 0);
+			if ((r = post(p, DROCE_WR_RDMA_READ, size)) ||
+			    (r = wait_for(p, size, i, false, true)))
 				goto out;
 			if (p->o.check) {
 				long bad = pattern_check(slot(p, RX_SLOT), size, 0);
@@ -169,8 +194,10 @@ int perf_run_lat(struct perf *p, uint32_t size, struct lat_result *out)
 			}
 			break;
 		default: { /* atomic_lat: fetch-and-add 1, the old value counts iterations */
-			if ((r = post(p, DROCE_WR_ATOMIC_FETCH_AND_ADD, 8, i)) ||
-			    (r = wait_for(p, 8, i, false, true, &sent_done)))
+			if (p->o.check)
+				memset(slot(p, RX_SLOT), 0xFF, 8); /* no iteration count: never returned */
+			if ((r = post(p, DROCE_WR_ATOMIC_FETCH_AND_ADD, 8)) ||
+			    (r = wait_for(p, 8, i, false, true)))
 				goto out;
 			uint64_t old;
 			memcpy(&old, slot(p, RX_SLOT), 8);
@@ -199,24 +226,23 @@ out:
 /* Server: echo pings (write_lat, send_lat); otherwise just serve. */
 int perf_serve_lat(struct perf *p, const uint32_t *sizes, unsigned n_sizes)
 {
-	uint64_t sent_done = 0;
 	int r = 0;
 
 	if (p->o.test != PERF_WRITE_LAT && p->o.test != PERF_SEND_LAT)
-		return perf_serve_bw(p);
+		return perf_serve_bw(p, sizes, n_sizes);
 	for (unsigned z = 0; z < n_sizes; z++) {
 		uint32_t size = sizes[z];
 		uint64_t n = p->o.duration > 0 ? UINT64_MAX : p->o.iters;
 		for (uint64_t i = 0; i < n; i++) {
 			bool send = p->o.test == PERF_SEND_LAT;
-			r = wait_for(p, size, i, send, false, &sent_done);
+			r = wait_for(p, size, i, send, false);
 			if (r)
 				return r == 1 ? 0 : r;
 			verify(p, size, i);
 			if (send && (r = perf_lat_post_recv(p)))
 				return r;
 			prepare(p, size, i);
-			if ((r = post(p, send ? DROCE_WR_SEND : DROCE_WR_RDMA_WRITE, size, i)))
+			if ((r = post(p, send ? DROCE_WR_SEND : DROCE_WR_RDMA_WRITE, size)))
 				return r;
 		}
 	}

@@ -36,6 +36,12 @@ static void print_counters(const struct perf_counters *c)
 	       (unsigned long long)c->out_of_seq);
 	for (unsigned i = 0; i < c->n_drop; i++)
 		printf(" Drops %s: %llu\n", c->drop[i].reason, (unsigned long long)c->drop[i].count);
+	if (c->impaired)
+		printf(" Impair (receive side): %llu frames, %llu dropped, %llu reordered, %llu duplicated, "
+		       "%llu corrupted\n",
+		       (unsigned long long)c->imp_frames, (unsigned long long)c->imp_dropped,
+		       (unsigned long long)c->imp_held, (unsigned long long)c->imp_duplicated,
+		       (unsigned long long)c->imp_corrupted);
 }
 
 static int run_client(struct perf *p, const uint32_t *sizes, unsigned n, struct bw_result *bw,
@@ -111,8 +117,9 @@ int main(int argc, char **argv)
 	if (!r) {
 		printf(" Path MTU: %u  Connected: %u QP(s), local QPN %u -> remote QPN %u\n", p.mtu,
 		       p.o.qps, p.qp[0].qpn, p.qp[0].peer_qpn);
+		fflush(stdout); /* a test watching the log starts its next step here */
 		if (p.server)
-			r = perf_is_bw(p.o.test) ? perf_serve_bw(&p) : perf_serve_lat(&p, sizes, n);
+			r = perf_is_bw(p.o.test) ? perf_serve_bw(&p, sizes, n) : perf_serve_lat(&p, sizes, n);
 		else
 			r = run_client(&p, sizes, n, bw, lat);
 		/* The final handshake carries each side's verdict to the other. */

@@ -23,6 +23,17 @@ void pattern_fill(uint8_t *buf, size_t len, uint64_t iter)
 		buf[i] = pattern_byte(iter, i);
 }
 
+void pattern_poison(uint8_t *buf, size_t len, uint64_t iter)
+{
+	size_t w = 0, words = len / 8;
+	for (; w < words; w++) {
+		uint64_t v = ~memory_word(iter, w);
+		memcpy(buf + w * 8, &v, 8);
+	}
+	for (size_t i = w * 8; i < len; i++)
+		buf[i] = (uint8_t)~pattern_byte(iter, i);
+}
+
 long pattern_check(const uint8_t *buf, size_t len, uint64_t iter)
 {
 	size_t w = 0, words = len / 8;

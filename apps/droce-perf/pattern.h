@@ -24,6 +24,14 @@ static inline uint8_t pattern_byte(uint64_t iter, size_t off)
 
 void pattern_fill(uint8_t *buf, size_t len, uint64_t iter);
 
+/**
+ * Fill @p buf with the complement of message @p iter's pattern: every byte
+ * differs from the one pattern_check() expects, so a transfer that leaves
+ * any byte untouched (a READ that writes nothing, a short or truncated
+ * one) fails the check instead of finding the bytes an earlier pass left.
+ */
+void pattern_poison(uint8_t *buf, size_t len, uint64_t iter);
+
 /** @return -1 when every byte matches, else the offset of the first mismatch. */
 long pattern_check(const uint8_t *buf, size_t len, uint64_t iter);
 

@@ -28,6 +28,7 @@ struct perf_qp {
 	uint32_t qpn;              /* ours */
 	struct droce_sc_mr remote; /* the peer's buffer for this QP */
 	uint64_t posted, completed; /* WRs in the current size */
+	uint64_t wr_seq, wc_seq;    /* latency tests: sends posted and completed, all sizes */
 	uint32_t peer_qpn;
 };
 
@@ -127,7 +128,7 @@ int perf_server_prepare(struct perf *p);
 int perf_lat_post_recv(struct perf *p);
 
 int perf_run_bw(struct perf *p, uint32_t size, struct bw_result *out);
-int perf_serve_bw(struct perf *p);
+int perf_serve_bw(struct perf *p, const uint32_t *sizes, unsigned n_sizes);
 int perf_run_lat(struct perf *p, uint32_t size, struct lat_result *out);
 int perf_serve_lat(struct perf *p, const uint32_t *sizes, unsigned n_sizes);
 

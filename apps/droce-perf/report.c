@@ -114,7 +114,14 @@ int report_json(const char *path, enum perf_test test, const struct bw_result *b
 	for (unsigned i = 0; i < c->n_drop; i++)
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", c->drop[i].reason,
 			(unsigned long long)c->drop[i].count);
-	fputs("}}, \"qps\": [", f);
+	fputs("}", f);
+	if (c->impaired)
+		fprintf(f, ", \"impair\": {\"frames\": %llu, \"dropped\": %llu, \"reordered\": %llu, "
+			"\"duplicated\": %llu, \"corrupted\": %llu}",
+			(unsigned long long)c->imp_frames, (unsigned long long)c->imp_dropped,
+			(unsigned long long)c->imp_held, (unsigned long long)c->imp_duplicated,
+			(unsigned long long)c->imp_corrupted);
+	fputs("}, \"qps\": [", f);
 	for (unsigned i = 0; i < c->n_path; i++) {
 		const struct perf_qp_path *q = &c->path[i];
 		fprintf(f, "%s{\"qp\": %u, \"rtt_samples\": %llu, \"rtt_min_us\": %.3f, "

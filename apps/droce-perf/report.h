@@ -47,6 +47,10 @@ struct perf_counters {
 	uint64_t dup_reqs, out_of_seq;
 	unsigned n_drop;
 	struct { const char *reason; uint64_t count; } drop[64];
+	/* --impair: what the receive-side shim did to this side's frames, so
+	 * a loss test can show the loss (and the recovery above) happened. */
+	bool impaired;
+	uint64_t imp_frames, imp_dropped, imp_held, imp_duplicated, imp_corrupted;
 	/* Per QP (droce backend; rdma-core exposes none of it): the RTT the
 	 * requester measured, the ACK timeout and window in use. */
 	unsigned n_path;

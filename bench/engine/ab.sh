@@ -31,17 +31,4 @@ for ((i = 0; i < rounds; i++)); do
   run after "$b" "$@"
 done
 echo "# load average at end: $(cat /proc/loadavg)"
-python3 - "$out" <<'PY'
-import sys, statistics
-rows = {}
-for line in open(sys.argv[1]):
-    who, size, mps = line.split()
-    rows.setdefault(int(size), {}).setdefault(who, []).append(float(mps))
-print("%8s %14s %14s %14s %14s %8s %8s" % ("size", "before_median", "after_median",
-      "before_best", "after_best", "median", "best"))
-for size in sorted(rows):
-    b, a = rows[size]["before"], rows[size]["after"]
-    print("%8d %14.0f %14.0f %14.0f %14.0f %7.2fx %7.2fx" % (size, statistics.median(b),
-          statistics.median(a), max(b), max(a), statistics.median(a) / statistics.median(b),
-          max(a) / max(b)))
-PY
+python3 "$(dirname "$0")/../ab_stats.py" "$out" before after size

@@ -11,6 +11,7 @@
 #   pcap/gen/perf_lossy.sh BUILD_DIR [OUT_DIR]
 set -u
 build=$1
+. "$(cd "$(dirname "$0")/../.." && pwd)/tests/lib/wait.sh"
 out=${2:-$(cd "$(dirname "$0")/.." && pwd)/lossy}
 perf=$build/apps/droce-perf/droce-perf
 mkdir -p "$out"
@@ -28,11 +29,8 @@ for spec in write_bw:2048:16 read_bw:2048:16 send_bw:1024:24 atomic_lat:8:40; do
     -p "$port" --check --timeout 10 --impair "$srv_imp" --capture "$work/$test-srv.pcap" \
     >"$work/$test-srv.out" 2>&1 &
   spid=$!
-  for _ in $(seq 200); do
-    { [ -S "$sock" ] || grep -q "@$sock\$" /proc/net/unix; } && break
-    sleep 0.05
-  done
-  sleep 0.3
+  wait_ready $spid "$work/$test-srv.out" '^ Waiting for a client' "$sock" "$port" ||
+    { cat "$work/$test-srv.out"; exit 1; }
   timeout 60 "$perf" "$test" --memif "client,socket=$sock" -s "$size" -n "$iters" -m 256 -t 8 \
     -p "$port" --check --timeout 10 --impair "$cli_imp" --capture "$work/$test-cli.pcap" 127.0.0.1 \
     >"$work/$test-cli.out" 2>&1

@@ -3,19 +3,14 @@
 set -u
 bin=$1
 msgs=${2:-20000}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/wait.sh"
 work=$(mktemp -d /tmp/droce-comm-XXXXXX)
 trap 'kill $spid 2>/dev/null; rm -rf "$work"' EXIT
-wait_sock() {
-  for _ in $(seq 200); do
-    { [ -S "$1" ] || grep -q "@$1\$" /proc/net/unix; } && break
-    sleep 0.05
-  done
-  sleep 0.3
-}
-port=$((45000 + $$ % 15000))
+port=$(free_port)
 timeout 60 "$bin" server "$work/memif.sock" "$port" "$msgs" >"$work/server.out" 2>&1 &
 spid=$!
-wait_sock "$work/memif.sock"
+wait_ready $spid "$work/server.out" "" "$work/memif.sock" "$port" || { cat "$work/server.out"; exit 1; }
 timeout 60 "$bin" client "$work/memif.sock" "$port" "$msgs" >"$work/client.out" 2>&1
 crc=$?
 wait $spid; src=$?; spid=

@@ -5,22 +5,14 @@
 set -u
 blast=$1
 count=${2:-50000}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/wait.sh"
 work=$(mktemp -d /tmp/droce-blast-XXXXXX)
 trap 'kill $rpid 2>/dev/null; rm -rf "$work"' EXIT
-# memif: the client must start after the server created its socket and
-# started its port (a client that connects too early never comes up). DPDK's
-# memif socket is abstract by default: look for it in /proc/net/unix.
-wait_sock() {
-  for _ in $(seq 200); do
-    { [ -S "$1" ] || grep -q "@$1\$" /proc/net/unix; } && break
-    sleep 0.05
-  done
-  sleep 0.3
-}
 timeout 60 "$blast" --memif "server,socket=$work/memif.sock" --ip 10.98.0.1 --recv \
   --count "$count" --seconds 40 >"$work/recv.out" 2>&1 &
 rpid=$!
-wait_sock "$work/memif.sock"
+wait_ready $rpid "$work/recv.out" "^port_blast: port [0-9]+ up" "$work/memif.sock" || { cat "$work/recv.out"; exit 1; }
 timeout 60 "$blast" --memif "client,socket=$work/memif.sock" --ip 10.98.0.2 --send 10.98.0.1 \
   --count "$count" --seconds 40 >"$work/send.out" 2>&1
 src=$?

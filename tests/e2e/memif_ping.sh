@@ -6,6 +6,8 @@
 # installed). Bounded by `timeout`; removes its socket and files.
 set -u
 responder=$1
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/wait.sh"
 work=$(mktemp -d /tmp/droce-memif-XXXXXX)
 sock=$work/memif.sock
 cleanup() {
@@ -13,21 +15,11 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-# memif: the client must start after the server created its socket and
-# started its port (a client that connects too early never comes up). DPDK's
-# memif socket is abstract by default: look for it in /proc/net/unix.
-wait_sock() {
-  for _ in $(seq 200); do
-    { [ -S "$1" ] || grep -q "@$1\$" /proc/net/unix; } && break
-    sleep 0.05
-  done
-  sleep 0.3
-}
 
 timeout 40 "$responder" --memif "server,socket=$sock" --ip 10.99.0.1 --pings 3 --seconds 30 \
   >"$work/server.out" 2>&1 &
 spid=$!
-wait_sock "$sock"
+wait_ready $spid "$work/server.out" "^port [0-9]+ driver" "$sock" || { cat "$work/server.out"; exit 1; }
 timeout 40 "$responder" --memif "client,socket=$sock" --ip 10.99.0.2 --ping 10.99.0.1 \
   --pings 3 --size 4000 --seconds 30 --capture "$work/client.pcap" >"$work/client.out" 2>&1
 crc=$?

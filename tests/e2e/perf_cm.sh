@@ -13,17 +13,12 @@
 set -u
 perf=$1
 command -v tshark >/dev/null || { echo "SKIP: tshark not installed"; exit 77; }
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/wait.sh"
 work=$(mktemp -d /tmp/droce-perf-cm-XXXXXX)
 spid=
 trap '[ -n "$spid" ] && kill $spid 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
-port=$((20000 + $$ % 20000))
-wait_sock() {
-  for _ in $(seq 200); do
-    { [ -S "$1" ] || grep -q "@$1\$" /proc/net/unix; } && break
-    sleep 0.05
-  done
-  sleep 0.3
-}
+port=$(free_port)
 # run NAME SERVER_OPTS -- CLIENT_OPTS: sets crc/src
 run() {
   local name=$1; shift
@@ -34,12 +29,12 @@ run() {
   timeout 60 "$perf" write_bw --memif "server,socket=$sock" -p "$port" --timeout 10 --cm \
     "${sopts[@]}" >"$work/$name.server" 2>&1 &
   spid=$!
-  wait_sock "$sock"
+  wait_ready $spid "$work/$name.server" "^ Waiting for a client" "$sock" "$port" || cat "$work/$name.server"
   timeout 60 "$perf" write_bw --memif "client,socket=$sock" -p "$port" --timeout 10 --cm \
     "${copts[@]}" 127.0.0.1 >"$work/$name.client" 2>&1
   crc=$?
   wait $spid; src=$?; spid=
-  port=$((port + 1))
+  port=$(free_port)
 }
 show() { echo "--- client"; grep -v '^EAL' "$work/$1.client"; echo "--- server"; grep -v '^EAL' "$work/$1.server"; }
 rc=0

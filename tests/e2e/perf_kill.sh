@@ -5,29 +5,22 @@
 set -u
 perf=$1
 tmo=5
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/wait.sh"
 work=$(mktemp -d /tmp/droce-kill-XXXXXX)
 trap 'kill -9 $spid 2>/dev/null; rm -rf "$work"' EXIT
-# memif: the client must start after the server created its socket and
-# started its port (a client that connects too early never comes up). DPDK's
-# memif socket is abstract by default: look for it in /proc/net/unix.
-wait_sock() {
-  for _ in $(seq 200); do
-    { [ -S "$1" ] || grep -q "@$1\$" /proc/net/unix; } && break
-    sleep 0.05
-  done
-  sleep 0.3
-}
-port=$((40000 + $$ % 20000))
+port=$(free_port)
 sock=$work/memif.sock
 "$perf" write_bw --memif "server,socket=$sock" -s 64K -D 60 -p "$port" --timeout $tmo \
   >"$work/server.out" 2>&1 &
 spid=$!
-wait_sock "$sock"
+wait_ready $spid "$work/server.out" "^ Waiting for a client" "$sock" "$port" || { cat "$work/server.out"; exit 1; }
 start=$(date +%s)
 timeout 60 "$perf" write_bw --memif "client,socket=$sock" -s 64K -D 60 -p "$port" \
   --timeout $tmo 127.0.0.1 >"$work/client.out" 2>&1 &
 cpid=$!
-sleep 3
+# killed mid-run: once the two are connected and the transfer runs
+wait_ready $cpid "$work/server.out" "Connected: " "" "" 30 || { cat "$work/server.out" "$work/client.out"; exit 1; }
 kill -9 "$spid"
 killed=$(date +%s)
 wait "$cpid"

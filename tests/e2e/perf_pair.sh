@@ -4,31 +4,39 @@
 # processes must exit 0. Extra droce-perf options follow the sizes.
 #   perf_pair.sh DROCE_PERF TEST SIZES [droce-perf options...]
 # SIZES is a comma list (1,4K,1M). Bounded by `timeout` per run.
+# With --impair, the run must also show that the impairment and the
+# recovery took place (both sides' --json, summed over the sizes): frames
+# dropped and reordered by the shim, and packets retransmitted. A clean
+# finish with --check after that means the losses were repaired.
 set -u
 perf=$1; test=$2; sizes=$3; shift 3
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/wait.sh"
 work=$(mktemp -d /tmp/droce-perf-XXXXXX)
-trap 'kill $spid 2>/dev/null; rm -rf "$work"' EXIT
-port=$((20000 + $$ % 20000))
+spid=
+trap '[ -n "$spid" ] && kill $spid 2>/dev/null; rm -rf "$work"' EXIT
+impaired=0
+case " $* " in *" --impair "*) impaired=1 ;; esac
 rc=0
-# memif: the client must start after the server created its socket and
-# started its port (a client that connects too early never comes up). DPDK's
-# memif socket is abstract by default: look for it in /proc/net/unix.
-wait_sock() {
-  for _ in $(seq 200); do
-    { [ -S "$1" ] || grep -q "@$1\$" /proc/net/unix; } && break
-    sleep 0.05
-  done
-  sleep 0.3
-}
 for size in ${sizes//,/ }; do
   iters=200
   case $size in *M) iters=20 ;; esac
   case $test in *_lat) iters=$((iters / 2)) ;; esac
+  # one 8-byte atomic per round trip: enough of them that 1% loss is
+  # certain to hit some (about 20 of 2000 frames)
+  [ $impaired = 1 ] && [ "$test" = atomic_lat ] && iters=1000
   sock=$work/memif-$size.sock
+  port=$(free_port)
+  rm -f "$work/client.json" "$work/server.json"
   timeout 60 "$perf" "$test" --memif "server,socket=$sock" -s "$size" -n "$iters" -p "$port" \
-    --check --timeout 10 "$@" >"$work/server.out" 2>&1 &
+    --check --timeout 10 --json "$work/server.json" "$@" >"$work/server.out" 2>&1 &
   spid=$!
-  wait_sock "$sock"
+  # The client starts once the server's port is up and its side channel
+  # listens ("Waiting for a client" is printed after both).
+  if ! wait_ready $spid "$work/server.out" '^ Waiting for a client' "$sock" "$port"; then
+    echo "FAIL: $test size $size: the server did not come up"; grep -v '^EAL' "$work/server.out"
+    rc=1; continue
+  fi
   timeout 60 "$perf" "$test" --memif "client,socket=$sock" -s "$size" -n "$iters" -p "$port" \
     --check --timeout 10 --json "$work/client.json" "$@" 127.0.0.1 >"$work/client.out" 2>&1
   crc=$?
@@ -42,8 +50,8 @@ for size in ${sizes//,/ }; do
     rc=1
     continue
   fi
-  if ! grep -q '"check": *"ok"' "$work/client.json"; then
-    echo "FAIL: $test size $size: JSON check is not ok"; cat "$work/client.json"; rc=1; continue
+  if ! grep -q '"check": *"ok"' "$work/client.json" || ! grep -q '"check": *"ok"' "$work/server.json"; then
+    echo "FAIL: $test size $size: JSON check is not ok"; cat "$work/client.json" "$work/server.json"; rc=1; continue
   fi
   # Every QP of the client (the requester) measured its RTT and reports the
   # timeout and window it uses. With --impair a QP may end with
@@ -51,8 +59,6 @@ for size in ${sizes//,/ }; do
   # 1 MB with 1% loss every message of a QP can be resent (seen in 1 of 4
   # runs). The runs without --impair require a sample on every QP; the
   # sampler itself is tested in tests/unit and tests/sim.
-  impaired=0
-  case " $* " in *" --impair "*) impaired=1 ;; esac
   if ! /usr/bin/python3 - "$work/client.json" "$impaired" <<'PY'
 import json, sys
 qps = json.load(open(sys.argv[1]))["qps"]
@@ -67,8 +73,28 @@ PY
   then
     echo "FAIL: $test size $size: per-QP RTT/timeout/window missing"; cat "$work/client.json"; rc=1; continue
   fi
+  # this size's impairment and retransmissions, both sides, for the sum below
+  /usr/bin/python3 - "$work/client.json" "$work/server.json" >>"$work/impair.txt" <<'PY'
+import json, sys
+t = [0, 0, 0, 0]
+for path in sys.argv[1:]:
+    c = json.load(open(path))["counters"]
+    i = c.get("impair", {})
+    t[0] += i.get("frames", 0); t[1] += i.get("dropped", 0); t[2] += i.get("reordered", 0)
+    t[3] += c["retransmits"]["packets"]
+print(*t)
+PY
   grep -E '^ *[0-9]+ +[0-9]+ ' "$work/client.out" | sed "s/^/$test $* : /"
-  grep -E 'Counters' "$work/client.out" | sed "s/^/$test: /"
-  port=$((port + 1))
+  grep -E 'Counters|Impair' "$work/client.out" "$work/server.out" | sed "s|^$work/|$test: |"
 done
+if [ $rc = 0 ] && [ $impaired = 1 ]; then
+  read -r frames dropped reordered retrans < <(awk '{for (i = 1; i <= 4; i++) t[i] += $i}
+    END {print t[1] + 0, t[2] + 0, t[3] + 0, t[4] + 0}' "$work/impair.txt")
+  echo "impairment over all sizes, both sides: $frames frames, $dropped dropped, $reordered reordered; $retrans packets retransmitted"
+  if [ "$frames" = 0 ] || [ "$dropped" = 0 ] || [ "$reordered" = 0 ]; then
+    echo "FAIL: $test $*: the impairment shim dropped or reordered nothing: the loss test tested no loss"; rc=1
+  elif [ "$retrans" = 0 ]; then
+    echo "FAIL: $test $*: $dropped frames dropped and nothing retransmitted: no recovery took place"; rc=1
+  fi
+fi
 exit $rc

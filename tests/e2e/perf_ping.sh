@@ -42,7 +42,11 @@ for _ in $(seq 200); do
   sleep 0.1
 done
 grep -q "Waiting for a client" "$work/server.out" || { cat "$work/server.out"; echo "FAIL: server did not start"; exit 1; }
-sleep 0.5
+# the server's end is up; the namespace's end carries the pings once it is too
+for _ in $(seq 100); do
+  [ "$(ip netns exec "$ns" cat "/sys/class/net/$vb/operstate" 2>/dev/null)" = up ] && break
+  sleep 0.05
+done
 ip netns exec "$ns" timeout 20 ping -c 3 -i 0.3 -W 2 "$ours" >"$work/ping.out" 2>&1
 cat "$work/ping.out"
 got=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$work/ping.out")

@@ -100,6 +100,9 @@ int main(int argc, char **argv)
 	}
 	struct droce_port_info info;
 	droce_port_get_info(port, &info);
+	/* the test's cue to start the peer: the port is started */
+	printf("port_blast: port %u up\n", info.port_id);
+	fflush(stdout);
 	struct droce_link link = droce_port_link(port);
 	/* memif and af_packet come up asynchronously. */
 	struct rte_eth_link el = {0};

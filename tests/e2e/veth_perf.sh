@@ -7,6 +7,8 @@ perf=$1
 tag=$$
 va=drva$((tag % 100000))
 vb=drvb$((tag % 100000))
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/wait.sh"
 work=$(mktemp -d /tmp/droce-vperf-XXXXXX)
 cleanup() {
   for p in ${spid:-} ${tpid:-}; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
@@ -26,18 +28,19 @@ for v in $va $vb; do
 done
 tshark -i "$va" -w "$work/veth.pcapng" -q >"$work/tshark.out" 2>&1 &
 tpid=$!
-sleep 1.5
-port=$((30000 + tag % 20000))
+# tshark says "Capturing on" once its capture runs
+wait_ready $tpid "$work/tshark.out" "^Capturing on" || { cat "$work/tshark.out"; exit 1; }
+port=$(free_port)
 timeout 60 "$perf" write_bw --iface "$va" --ip 10.66.0.1 -s 64K -n 300 -p "$port" --check \
   --timeout 10 >"$work/server.out" 2>&1 &
 spid=$!
-sleep 1
+wait_ready $spid "$work/server.out" "^ Waiting for a client" "" "$port" || { cat "$work/server.out"; exit 1; }
 timeout 60 "$perf" write_bw --iface "$vb" --ip 10.66.0.2 -s 64K -n 300 -p "$port" --check \
   --timeout 10 127.0.0.1 >"$work/client.out" 2>&1
 crc=$?
 wait "$spid"; src=$?; spid=
-sleep 1
-kill "$tpid" 2>/dev/null; wait "$tpid" 2>/dev/null; tpid=
+# tshark stops cleanly on SIGINT, writing out what it captured
+kill -INT "$tpid" 2>/dev/null; wait "$tpid" 2>/dev/null; tpid=
 grep -v '^EAL' "$work/client.out" | tail -6
 if [ $crc != 0 ] || [ $src != 0 ]; then
   echo "FAIL: client exit $crc, server exit $src"; grep -v '^EAL' "$work/server.out" | tail; exit 1

@@ -12,6 +12,8 @@ vm=$(readlink -f "$1") run=$(readlink -f "$2") dump=$(readlink -f "$3")
 . "$(dirname "$0")/lib.sh" perftest
 need ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_atomic_lat ibv_rc_pingpong ibv_ud_pingpong -- perftest, ibverbs-utils
 [ -x "$run" ] || { echo "SKIP: no $run (the libibverbs drop-in)"; exit 77; }
+[ -e "${DROCE_VERBS_LIB:-}/libibverbs.so.1" ] || { echo "SKIP: no droce libibverbs.so.1 (DROCE_VERBS_LIB)"; exit 77; }
+lib=$(cd "$DROCE_VERBS_LIB" && pwd)
 guest_up
 fails=0
 port=$((19000 + $$ % 20000))
@@ -28,14 +30,19 @@ one() {
     tpid=$!
     pids+=("$tpid")
     for _ in $(seq 100); do grep -q "listening on" "$work/$tag.tcpdump" && break; sleep 0.05; done
-    local dr="ip netns exec $NS timeout 90 $run --port iface:$DROCE_IF --ip $DROCE_IP"
+    local dr="ip netns exec $NS timeout 90 env LD_DEBUG=libs LD_DEBUG_OUTPUT=$work/$tag.ld $run --port iface:$DROCE_IF --ip $DROCE_IP"
     local dgid=0 rgid=1
     case $tool in ibv_*) dgid="-g 0"; rgid="-g 1" ;; *) dgid="-x 0"; rgid="-x 1" ;; esac
     if [ $role = droce-server ]; then
       $dr $tool -d droce0 $dgid $args $p >"$work/$tag.droce.out" 2>&1 &
       local dpid=$!
       pids+=("$dpid")
-      sleep 2
+      # perftest's client does not retry: wait until the server listens
+      for _ in $(seq 300); do
+        ip netns exec "$NS" ss -Hltn "sport = :$port" | grep -q . && break
+        kill -0 "$dpid" 2>/dev/null || break
+        sleep 0.1
+      done
       "$vm" run "$work/vm" 0 -t 80 "$tool -d rxe0 $rgid $args $p $HOST_IP" >"$work/$tag.rxe.out" 2>&1
       grc=$?
       wait "$dpid"
@@ -60,8 +67,12 @@ one() {
     "$dump" "$cap" >/dev/null 2>&1
     local drc2=$?
     [ -n "${PERFTEST_KEEP:-}" ] && mkdir -p "$PERFTEST_KEEP" && cp "$work/$tag".* "$PERFTEST_KEEP/"
-    if [ $drc != 0 ] || [ $grc != 0 ] || [ $drc2 != 0 ] || [ "$frames" = 0 ]; then
-      echo "FAIL: $tag: droce exit $drc, rxe exit $grc, droce-dump exit $drc2 on $frames RoCE frames"
+    # droce's library on the host, and the pingpongs' own data check (-c)
+    local libs=ok
+    grep -q "calling init: $lib/libibverbs.so.1\$" "$work/$tag".ld.* 2>/dev/null || libs="droce's libibverbs.so.1 not loaded"
+    if [ $drc != 0 ] || [ $grc != 0 ] || [ $drc2 != 0 ] || [ "$frames" = 0 ] || [ "$libs" != ok ] ||
+       grep -q 'invalid data in page' "$work/$tag.droce.out" "$work/$tag.rxe.out"; then
+      echo "FAIL: $tag: droce exit $drc, rxe exit $grc, droce-dump exit $drc2 on $frames RoCE frames; libraries: $libs"
       # perftest writes its errors to stderr, unbuffered, so they stand
       # before the stdout tail in the file: show them first.
       echo "--- droce:"; grep -iE 'error|fail|couldn|unable|timeout|retry' "$work/$tag.droce.out" | head -6
@@ -95,9 +106,10 @@ for t in ${PERFTEST_TOOLS:-ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_ato
     ib_read_bw) one $t "-s 4096 -n 100 -o 16 $u" ;;
     # UD: one packet per message, at most the port MTU (1024 on
     # the veth both sides use).
-    ibv_ud_pingpong) one $t "-s 1024 -n 100" ;;
+    # -c: each pingpong checks the data it received
+    ibv_ud_pingpong) one $t "-s 1024 -n 100 -c" ;;
     ib_*) one $t "-s 4096 -n 100 $u" ;;
-    *) one $t "-s 4096 -n 100" ;;
+    *) one $t "-s 4096 -n 100 -c" ;;
   esac
 done
 echo "perftest: $fails failed"

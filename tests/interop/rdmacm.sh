@@ -15,6 +15,7 @@ vm=$(readlink -f "$1") run=$(readlink -f "$2") dump=$(readlink -f "$3")
 need rping ucmatose ib_send_bw tshark tcpdump -- rdmacm-utils, perftest, tshark, tcpdump
 [ -x "$run" ] || { echo "SKIP: no $run (the verbs drop-ins)"; exit 77; }
 [ -e "${DROCE_VERBS_LIB:-}/librdmacm.so.1" ] || { echo "SKIP: no droce librdmacm.so.1"; exit 77; }
+lib=$(cd "$DROCE_VERBS_LIB" && pwd)
 guest_up
 fails=0
 port=$((21000 + $$ % 20000))
@@ -38,9 +39,17 @@ cm_check() {
 
 # ONE TOOL DROCE_SERVER RXE_SERVER DROCE_CLIENT RXE_CLIENT CHECK_RE (arguments;
 # PORT is replaced, the clients name their server's address)
-# droce (host) server + rxe (guest) client, then the reverse. A client
-# that comes before its server listens is refused (REJ 8, rping exits
-# non-zero): it is started again, at most 5 times.
+# droce (host) server + rxe (guest) client, then the reverse. The client
+# starts once its server is up: droce's once its library said "droce0 open",
+# the guest's once the kernel lists its cm_id in LISTEN on the port (rdma
+# res). A client refused all the same for that reason only, REJ reason 8
+# (invalid service ID: no listener yet, IBTA 12.6.7.2, as rdma_cm reports
+# it: "RDMA_CM_EVENT_REJECTED, error 8", perftest's "event 8"), is started
+# again, at most 5 times, and says "RETRIED:" (counted by scripts/test);
+# any other refusal fails.
+refused_early() { # OUTPUT_FILE
+  grep -q -E 'RDMA_CM_EVENT_REJECTED, error:? 8([^0-9]|$)|[Ee]vent:? 8([^0-9]|$)' "$1"
+}
 one() {
   local tool=$1 dsargs=$2 gsargs=$3 dcargs=$4 gcargs=$5 want=$6 role tag cap tpid id drc grc
   for role in ${7:-droce-server droce-client}; do
@@ -51,28 +60,41 @@ one() {
     tpid=$!
     pids+=("$tpid")
     for _ in $(seq 100); do grep -q "listening on" "$work/$tag.tcpdump" && break; sleep 0.05; done
-    local dr="ip netns exec $NS timeout 90 $run --port iface:$DROCE_IF --ip $DROCE_IP"
+    local dr="ip netns exec $NS timeout 90 env DROCE_VERBS_STATS=1 LD_DEBUG=libs LD_DEBUG_OUTPUT=$work/$tag.ld $run --port iface:$DROCE_IF --ip $DROCE_IP"
     local a
     if [ $role = droce-server ]; then
       $dr $tool ${dsargs//PORT/$port} >"$work/$tag.droce.out" 2>&1 &
       local dpid=$!
       pids+=("$dpid")
-      sleep 2
+      for _ in $(seq 300); do
+        grep -q '^droce: droce0 open' "$work/$tag.droce.out" && break
+        kill -0 "$dpid" 2>/dev/null || break
+        sleep 0.1
+      done
       for a in 1 2 3 4 5; do
         "$vm" run "$work/vm" 0 -t 80 "$tool ${gcargs//PORT/$port}" >"$work/$tag.rxe.out" 2>&1
         grc=$?
-        [ $grc = 0 ] || ! grep -q "REJECTED\|error 8\|Unable to perform rdma_client\|event: 8" "$work/$tag.rxe.out" || { sleep 1; continue; }
+        if [ $grc != 0 ] && [ $a -lt 5 ] && refused_early "$work/$tag.rxe.out"; then
+          echo "RETRIED: $tag: the rxe client was refused with REJ 8 before droce's server listened (try $((a + 1)))"
+          sleep 1; continue
+        fi
         break
       done
       wait "$dpid"
       drc=$?
     else
       id=$("$vm" run "$work/vm" 0 -t 80 -b "$tool ${gsargs//PORT/$port}")
-      sleep 3
+      for _ in $(seq 20); do
+        "$vm" run "$work/vm" 0 -t 5 "rdma res show cm_id | grep -q 'state LISTEN.*:$port '" && break
+        sleep 0.5
+      done
       for a in 1 2 3 4 5; do
         $dr $tool ${dcargs//PORT/$port} >"$work/$tag.droce.out" 2>&1
         drc=$?
-        [ $drc = 0 ] || ! grep -q "REJECTED\|error 8\|Unable to perform rdma_client\|event: 8" "$work/$tag.droce.out" || { sleep 2; continue; }
+        if [ $drc != 0 ] && [ $a -lt 5 ] && refused_early "$work/$tag.droce.out"; then
+          echo "RETRIED: $tag: droce's client was refused with REJ 8 before the guest's server listened (try $((a + 1)))"
+          sleep 1; continue
+        fi
         break
       done
       "$vm" wait "$work/vm" "$id" 100 >"$work/$tag.rxe.out" 2>&1
@@ -87,9 +109,14 @@ one() {
     cm=$(cm_check "$cap" "$tag")
     local cmrc=$?
     [ -n "${RDMACM_KEEP:-}" ] && mkdir -p "$RDMACM_KEEP" && cp "$work/$tag".* "$RDMACM_KEEP/"
+    local libs=ok
+    for l in libibverbs.so.1 librdmacm.so.1; do
+      grep -q "calling init: $lib/$l\$" "$work/$tag".ld.* 2>/dev/null || libs="droce's $l not loaded on the host"
+    done
     if [ $drc != 0 ] || [ $grc != 0 ] || [ $drc2 != 0 ] || [ "$frames" = 0 ] || [ $cmrc != 0 ] ||
-       ! grep -q -E "$want" "$work/$tag.droce.out"; then
-      echo "FAIL: $tag: droce exit $drc, rxe exit $grc, droce-dump exit $drc2 on $frames RoCE frames; $cm"
+       ! grep -q -E "$want" "$work/$tag.droce.out" || [ "$libs" != ok ] ||
+       grep -q 'data mismatch' "$work/$tag.droce.out" "$work/$tag.rxe.out"; then
+      echo "FAIL: $tag: droce exit $drc, rxe exit $grc, droce-dump exit $drc2 on $frames RoCE frames; $cm; libraries: $libs"
       echo "--- droce:"; grep -v '^EAL\|^TELEMETRY' "$work/$tag.droce.out" | tail -12
       echo "--- rxe:"; tail -12 "$work/$tag.rxe.out"
       fails=$((fails + 1))
@@ -102,8 +129,8 @@ one() {
 for t in ${RDMACM_TOOLS:-rping ucmatose ib_send_bw}; do
   case $t in
     # 10 pings, each checked by both ends (-v prints them)
-    rping) one rping "-s -a $DROCE_IP -p PORT -C 10 -v" "-s -a $GUEST_IP_0 -p PORT -C 10 -v" \
-             "-c -a $GUEST_IP_0 -p PORT -C 10 -v" "-c -a $DROCE_IP -p PORT -C 10 -v" \
+    rping) one rping "-s -a $DROCE_IP -p PORT -C 10 -v -V" "-s -a $GUEST_IP_0 -p PORT -C 10 -v -V" \
+             "-c -a $GUEST_IP_0 -p PORT -C 10 -v -V" "-c -a $DROCE_IP -p PORT -C 10 -v -V" \
              "ping data: rdma-ping-9" ;;
     # 2 connections, 20 SEND/RECV of 1 KB each way on each
     ucmatose) one ucmatose "-b $DROCE_IP -p PORT -c 2 -C 20 -S 1024" "-b $GUEST_IP_0 -p PORT -c 2 -C 20 -S 1024" \

@@ -120,6 +120,25 @@ def mutations(d):
     return muts
 
 
+def coalescable(frames, i, side):
+    """Frame i, a positive ACK the side sent, is one droce-replay's comparison
+    may drop under "allow ack-coalescing" (IBTA 9.7.5.1.1): the side's next
+    response for the same QP is another ACKNOWLEDGE, which covers it. Any
+    other positive ACK (the last of a run, one before a READ response) is
+    compared, and a mutation of it must be caught."""
+    d = frames[i][2]
+    bth = layout(d)[2]
+    qpn = d[bth + 5:bth + 8]
+    for _, _, n in frames[i + 1:]:
+        lay = layout(n)
+        if lay is None or src_ip(n) != side or n[lay[2] + 5:lay[2] + 8] != qpn:
+            continue
+        op = n[lay[2]]
+        if 0x0D <= op <= 0x12:  # a response: READ response, ACKNOWLEDGE, atomic ACK
+            return op == 0x11
+    return False
+
+
 def scenario_side(scn):
     ip = coalesce = by_psn = None
     for line in open(scn):
@@ -172,7 +191,8 @@ def main():
                                     for l in text.splitlines(True)))
                 rc = subprocess.run([replay, s], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
                 bth = layout(d)[2]
-                is_ack = d[bth] == 0x11 and (d[bth + 12] & 0x60) == 0
+                is_ack = d[bth] == 0x11 and (d[bth + 12] & 0x60) == 0 and \
+                    coalescable(frames, i, ip_bytes(side))
                 syn = d[bth + 12] if d[bth] == 0x11 else None
                 seq_or_rnr = syn is not None and ((syn & 0x60) == 0x20 or syn == 0x60)
                 if rc == 1:

@@ -35,7 +35,13 @@ check() {
     echo "FAIL $name: tampered capture (frame $frame MSN+1) gave exit $rc, want 1"
     cat "$work/$name-tampered.txt"; fail=1; return
   fi
-  if ! grep -q "capture #$frame .*MSN: expected\|MSN: expected" "$work/$name-tampered.txt"; then
+  # The mismatch must be frame $frame's and about its MSN: the report's
+  # "DIFF capture #N / droce #M: ..." line, then "-> MSN: expected" before
+  # the next DIFF (any MSN complaint about another frame does not count).
+  if ! awk -v want="capture #${frame} /" '
+      /^ *DIFF / { here = index($0, want) > 0 }
+      here && /-> MSN: expected/ { found = 1 }
+      END { exit !found }' "$work/$name-tampered.txt"; then
     echo "FAIL $name: mismatch reported, but not the MSN of frame $frame"
     cat "$work/$name-tampered.txt"; fail=1; return
   fi

@@ -13,7 +13,8 @@
  *    meets the server's TIMEWAIT of an earlier one with the same QPN is
  *    refused as stale (REJ 10): retried, at most 100 times (droce's QPNs
  *    rotate, so against droce that takes a QP table's worth of QPs; a
- *    stack that reuses a QPN at once, as droce did, meets it here).
+ *    stack that reuses a QPN at once, as droce did, meets it here),
+ *    and counted: "RETRIED: ..." says how many (scripts/test counts the line).
  *  - "vanish": a server that stops dead (SIGSTOP, every thread) when the
  *    REQ arrives, never answering: the client's CM gives up after its
  *    retries (DROCE_CM_RESPONSE_TIMEOUT / DROCE_CM_RETRIES shorten them).
@@ -128,6 +129,7 @@ static void complete(struct res *r, enum ibv_wc_opcode op)
 }
 
 static bool vanish;
+static unsigned stale_retries; /* REJ 10 refusals the client made again */
 
 static void serve(struct rdma_event_channel *ch, int rounds)
 {
@@ -229,6 +231,7 @@ static void run_client(struct rdma_event_channel *ch, struct sockaddr_in *sin, i
 				exit(1);
 			}
 			/* stale (the server's TIMEWAIT of our QPN): a new id and QP */
+			stale_retries++;
 			rdma_ack_cm_event(ev);
 			teardown(id, r);
 			rdma_destroy_id(id);
@@ -276,6 +279,9 @@ int main(int argc, char **argv)
 		run_client(ch, &sin, rounds);
 	}
 	rdma_destroy_event_channel(ch);
+	if (stale_retries)
+		printf("RETRIED: reconnect: %u connect(s) refused as stale (REJ 10) and made again\n",
+		       stale_retries);
 	printf("reconnect: %d rounds ok\n", rounds);
 	return 0;
 }

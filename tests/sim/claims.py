@@ -51,18 +51,21 @@ def incast():
     fx = run(INCAST + ["--cc", "fixed"], "incast-fixed")
     fp = run(INCAST + ["--cc", "fixed", "--pfc", "32768,16384"], "incast-fixed-pfc")
     check(dc["flows_done"] == 16 and dc["drops"] == 0, "dcqcn: every flow done, no drops")
-    check(dc["jain"] >= 0.95, f"dcqcn: Jain {dc['jain']} >= 0.95")
-    check(dc["link_util"] >= 0.9, f"dcqcn: bottleneck utilisation {dc['link_util']} >= 0.9")
-    check(dc["queue_bytes"]["p99"] <= 1.5 * KMAX,
-          f"dcqcn: queue p99 {dc['queue_bytes']['p99']} <= 1.5 KMAX")
+    # docs/cc.md's table: Jain 0.997, utilisation 0.947, queue p99 221 KB
+    # (the simulator is deterministic: the bounds sit just outside them)
+    check(dc["jain"] >= 0.99, f"dcqcn: Jain {dc['jain']} >= 0.99")
+    check(dc["link_util"] >= 0.94, f"dcqcn: bottleneck utilisation {dc['link_util']} >= 0.94")
+    check(dc["queue_bytes"]["p99"] <= 1.15 * KMAX,
+          f"dcqcn: queue p99 {dc['queue_bytes']['p99']} <= 1.15 KMAX")
     check(dc["cnps"] > 0, "dcqcn: the notification points sent CNPs")
     check(fx["drops"] > 0 and fx["retransmits"] > 0, "fixed, no PFC: drops and retransmissions")
-    check(fx["goodput_gbps"] < 0.5 * dc["goodput_gbps"],
-          f"fixed, no PFC: goodput {fx['goodput_gbps']} < half of dcqcn's {dc['goodput_gbps']}")
-    check(fp["drops"] == 0 and fp["pause_frames"] > 10 * max(dc["pause_frames"], 1),
+    # docs/cc.md: 6 Gbit/s against 93, 112 x the pauses, a queue ~4 x dcqcn's
+    check(fx["goodput_gbps"] < 0.1 * dc["goodput_gbps"],
+          f"fixed, no PFC: goodput {fx['goodput_gbps']} < a tenth of dcqcn's {dc['goodput_gbps']}")
+    check(fp["drops"] == 0 and fp["pause_frames"] > 50 * max(dc["pause_frames"], 1),
           f"fixed + PFC: lossless by pausing ({fp['pause_frames']} pauses vs dcqcn's {dc['pause_frames']})")
-    check(fp["queue_bytes"]["p99"] > 2 * dc["queue_bytes"]["p99"],
-          "fixed + PFC: the queue sits far above dcqcn's")
+    check(fp["queue_bytes"]["p99"] > 3 * dc["queue_bytes"]["p99"],
+          f"fixed + PFC: the queue ({fp['queue_bytes']['p99']}) over 3 x dcqcn's")
 
 
 def compose():
@@ -73,9 +76,11 @@ def compose():
             "incast-dcqcn-adaptive-tuned")
     for d, what in ((a, "dcqcn+adaptive"), (b, "dcqcn+adaptive+tuning")):
         check(d["flows_done"] == 16 and d["pause_frames"] == 0, f"{what}: all done, no PFC")
-        check(d["jain"] >= 0.95 and d["link_util"] >= 0.9,
-              f"{what}: Jain {d['jain']}, utilisation {d['link_util']}")
-        check(d["queue_bytes"]["p99"] <= 1.5 * KMAX, f"{what}: queue p99 {d['queue_bytes']['p99']}")
+        # docs/cc.md: Jain 0.997, utilisation 0.948 (0.980 tuned), p99 217/209 KB
+        check(d["jain"] >= 0.99 and d["link_util"] >= 0.94,
+              f"{what}: Jain {d['jain']} >= 0.99, utilisation {d['link_util']} >= 0.94")
+        check(d["queue_bytes"]["p99"] <= 1.15 * KMAX, f"{what}: queue p99 {d['queue_bytes']['p99']} <= 1.15 KMAX")
+    check(b["link_util"] >= 0.97, f"tuning: utilisation {b['link_util']} >= 0.97")
     check(b["drops"] < a["drops"], f"tuning loses less of the start burst ({b['drops']} < {a['drops']})")
 
 
@@ -84,12 +89,14 @@ def swift():
     RTT held near its target delay (15 us base + up to 10 us flow scaling)."""
     sw = run(INCAST + ["--cc", "swift"], "incast-swift")
     check(sw["flows_done"] == 16 and sw["drops"] == 0, "swift: every flow done, no drops")
-    check(sw["jain"] >= 0.95, f"swift: Jain {sw['jain']} >= 0.95")
-    check(sw["link_util"] >= 0.9, f"swift: utilisation {sw['link_util']} >= 0.9")
-    check(15.0 <= sw["mean_srtt_us"] <= 2 * 25.0,
-          f"swift: mean RTT {sw['mean_srtt_us']} us near the 15..25 us target")
-    check(sw["queue_bytes"]["p99"] <= 12.5 * 2 * 25000,
-          f"swift: queue p99 {sw['queue_bytes']['p99']} within 2 x target delay at line rate")
+    # docs/cc.md: Jain 1.0, utilisation 1.0, mean SRTT 26.6 us (the 15..18 us
+    # target plus the 5 us base RTT and the oscillation), queue 140..460 KB
+    check(sw["jain"] >= 0.99, f"swift: Jain {sw['jain']} >= 0.99")
+    check(sw["link_util"] >= 0.99, f"swift: utilisation {sw['link_util']} >= 0.99")
+    check(20.0 <= sw["mean_srtt_us"] <= 30.0,
+          f"swift: mean RTT {sw['mean_srtt_us']} us within 20..30 us (target + base RTT)")
+    check(sw["queue_bytes"]["p99"] <= 12.5 * 40000,
+          f"swift: queue p99 {sw['queue_bytes']['p99']} <= 40 us of line rate (docs: up to 37 us)")
 
 
 def timeout():
@@ -134,9 +141,15 @@ def allreduce():
     cross-leaf flows over both spines."""
     st = run(["--workload", "allreduce:64000000", "--hosts", "8", "--cc", "dcqcn"], "allreduce-star")
     ls = run(["--workload", "allreduce:64000000", "--leaf-spine", "2,2,4", "--cc", "dcqcn"], "allreduce-ls")
-    check(st["busbw_gbps"] >= 90, f"star: busbw {st['busbw_gbps']} >= 90 of 100 Gbit/s")
-    check(abs(st["algbw_gbps"] * 2 * 7 / 8 - st["busbw_gbps"]) < 0.01, "busbw = algbw * 2(n-1)/n")
-    check(ls["busbw_gbps"] >= 70, f"leaf-spine: busbw {ls['busbw_gbps']} >= 70 of 100 Gbit/s")
+    # busbw from the run's own time, not the report's formula: nccl-tests'
+    # algbw = bytes / time, busbw = algbw x 2(n-1)/n (docs/cc.md: 96.4)
+    busbw = 64e6 * 8 / st["sim_ns"] * 2 * 7 / 8
+    check(abs(busbw - st["busbw_gbps"]) < 0.01 * busbw,
+          f"star: the reported busbw {st['busbw_gbps']} is 64 MB over {st['sim_ns']} ns x 2(n-1)/n = {busbw:.2f}")
+    check(busbw >= 95, f"star: busbw {busbw:.2f} >= 95 of 100 Gbit/s")
+    busbw_ls = 64e6 * 8 / ls["sim_ns"] * 2 * 7 / 8
+    check(abs(busbw_ls - ls["busbw_gbps"]) < 0.01 * busbw_ls and busbw_ls >= 75,
+          f"leaf-spine: busbw {ls['busbw_gbps']} (from the time: {busbw_ls:.2f}) >= 75 of 100 Gbit/s")
     up = {l["name"]: l["bytes"] for l in ls["links"] if ">spine" in l["name"]}
     data = sorted(v for v in up.values() if v > 10_000_000)
     check(len(data) == 2, f"leaf-spine: data crosses on two uplinks {up}")

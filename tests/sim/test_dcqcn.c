@@ -47,7 +47,11 @@ static void test_byte_counter_increases(void **state)
 	for (uint64_t sent = 0; sent < DROCE_DCQCN_BYTES + 4096; sent += 4096)
 		A->on_sent(&s, 4096, 2000);
 	printf("rate after cut %g, after B bytes %g\n", after_cut, s.u.dcqcn.rc);
-	assert_true(s.u.dcqcn.rc > after_cut * 1.2);
+	/* one fast-recovery step towards Rt (the line rate the cut kept):
+	 * exactly half way, not "faster" */
+	double want = (after_cut + s.u.dcqcn.rt) / 2;
+	assert_true(s.u.dcqcn.rt == DROCE_DCQCN_LINE_RATE_BPNS);
+	assert_true(s.u.dcqcn.rc > want * 0.999999 && s.u.dcqcn.rc < want * 1.000001);
 }
 
 /* A cut: Rt = Rc, Rc *= 1 - alpha/2, alpha = (1 - g) alpha + g. */
@@ -61,7 +65,10 @@ static void test_cut(void **state)
 	A->on_cnp(&s, 2000);
 	assert_true(s.u.dcqcn.rt == rc);
 	double want = rc * (1 - a / 2);
-	assert_true(s.u.dcqcn.rc > want * 0.999 && s.u.dcqcn.rc < want * 1.001);
+	assert_true(s.u.dcqcn.rc > want * 0.999999 && s.u.dcqcn.rc < want * 1.000001);
+	/* and alpha moved towards 1 by g: (1 - g) alpha + g (DCQCN, eq. 1) */
+	double wa = (1 - DROCE_DCQCN_G) * a + DROCE_DCQCN_G;
+	assert_true(s.u.dcqcn.alpha > wa * 0.999999 && s.u.dcqcn.alpha < wa * 1.000001);
 }
 
 int main(void)

@@ -54,9 +54,7 @@ ib() { # perftest over the library in directory $2
   if [ "$pin" = 1 ]; then echo "$old$r --cpu $cpu"; else echo "$r"; fi
 }
 
-wait_sock() {
-  for _ in $(seq 200); do grep -q "@$1\$" /proc/net/unix && break; sleep 0.05; done; sleep 0.3
-}
+. "$here/../lib/wait.sh"
 # pair SERVER_CMD... :: CLIENT_CMD... : client output on stdout. A pair
 # whose client printed no result is run again (at most 3 times, new socket
 # and TCP port: the commands name them through @SOCK@ and @TCP@), and says
@@ -73,7 +71,8 @@ pair() {
     rm -f "$work/c.json"
     timeout 120 "${s[@]}" >"$work/s.out" 2>&1 &
     local sp=$!
-    wait_sock "$sock"
+    # droce-perf's server says so; perftest's, run with DROCE_VERBS_STATS, once droce0 opened
+    wait_ready $sp "$work/s.out" '^ Waiting for a client|^droce: droce0 open' "$sock" "$tcp" >&2
     timeout 120 "${c[@]}" >"$work/c.out" 2>&1
     wait $sp
     tcp=$((tcp + 1)); sock=$sock.$try

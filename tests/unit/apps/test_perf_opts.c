@@ -239,6 +239,25 @@ static void test_pattern(void **state)
 	assert_int_equal(pattern_check(a, sizeof(a), 7), 200);
 }
 
+/* A poisoned buffer differs from the pattern in every byte, so a READ that
+ * leaves any byte of its target unwritten fails the check at that byte. */
+static void test_pattern_poison(void **state)
+{
+	uint8_t buf[1003];
+	for (uint64_t key = 0; key < 64; key++) {
+		pattern_poison(buf, sizeof(buf), key);
+		for (size_t i = 0; i < sizeof(buf); i++)
+			assert_int_not_equal(buf[i], pattern_byte(key, i));
+		assert_int_equal(pattern_check(buf, sizeof(buf), key), 0);
+		/* a READ that placed all but its last packet's bytes */
+		pattern_fill(buf, 1000, key);
+		assert_int_equal(pattern_check(buf, sizeof(buf), key), 1000);
+		pattern_fill(buf, sizeof(buf), key);
+		assert_int_equal(pattern_check(buf, sizeof(buf), key), -1);
+	}
+	(void)state;
+}
+
 /* --timeout-mode and --window-tune reach the context's parameters. */
 static void test_rtt_options(void **state)
 {
@@ -316,6 +335,7 @@ int main(void)
 		cmocka_unit_test(test_atomic_size_is_8),
 		cmocka_unit_test(test_lat_stats),
 		cmocka_unit_test(test_pattern),
+		cmocka_unit_test(test_pattern_poison),
 		cmocka_unit_test(test_rtt_options),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_cm_option),
