@@ -137,6 +137,8 @@ int droce_ctx_destroy(struct droce_ctx *ctx)
 			droce_dereg_mr(&ctx->mrs[i].mr);
 	while (ctx->cqs)
 		droce_destroy_cq(ctx->cqs); /* no QP uses it any more */
+	while (ctx->srqs)
+		droce_destroy_srq(ctx->srqs);
 	free(ctx->qps);
 	free(ctx->mrs);
 	free(ctx->rxf);

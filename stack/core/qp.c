@@ -50,7 +50,17 @@ struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_in
 		errno = EBUSY; /* one GSI QP per port (IBTA 13.5.1) */
 		return NULL;
 	}
+	if (ia->srq && (ia->srq->ctx != ctx || gsi)) {
+		errno = EINVAL;
+		return NULL;
+	}
 	struct droce_qp_cap cap = ia->cap;
+	if (ia->srq) {
+		/* IBTA 10.2.9: the QP's receives come from the SRQ; its own RQ
+		 * is one slot, the WQE of the message in progress. */
+		cap.max_recv_wr = 1;
+		cap.max_recv_sge = DROCE_QP_MAX_SGE;
+	}
 	if (!cap.max_send_wr)
 		cap.max_send_wr = DROCE_DEFAULT_MAX_SEND_WR;
 	if (!cap.max_recv_wr)
@@ -103,6 +113,12 @@ struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_in
 	qp->scq->users++;
 	qp->rcq->users++;
 	qp->cap = cap;
+	qp->srq = ia->srq;
+	qp->user = ia->qp_context;
+	if (qp->srq) {
+		qp->srq->users++;
+		qp->cap.max_recv_wr = qp->cap.max_recv_sge = 0; /* what verbs reports */
+	}
 	qp->sq_sig_all = ia->sq_sig_all != 0;
 	qp->sq_mask = sqn - 1;
 	qp->rq_mask = rqn - 1;
@@ -171,6 +187,9 @@ int droce_destroy_qp(struct droce_qp *qp)
 	ctx->nqps--;
 	qp->scq->users--;
 	qp->rcq->users--;
+	if (qp->srq)
+		qp->srq->users--;
+	droce_event_forget(ctx, qp);
 	free(qp->sq);
 	free(qp->rq);
 	free(qp->inline_buf);
@@ -350,6 +369,7 @@ static void qp_reset(struct droce_qp *qp)
 {
 	qp->sq_tail = qp->sq_una = 0;
 	qp->rq_tail = qp->rq_head = 0;
+	qp->comm_est = false;
 	droce_tp_reset(qp);
 	memset(&qp->stats, 0, sizeof(qp->stats));
 }
@@ -573,9 +593,35 @@ int droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr, struct droce_
 	return 0;
 }
 
+/* A receive WR as a WQE: each SGE resolved to memory now (a bad lkey
+ * marks the WQE LOC_PROT_ERR, reported when a message consumes it). */
+void droce_rwqe_fill(struct droce_ctx *ctx, struct droce_rwqe *r, const struct droce_recv_wr *wr)
+{
+	r->wr_id = wr->wr_id;
+	r->status = DROCE_WC_SUCCESS;
+	r->nseg = 0;
+	uint64_t total = 0;
+	for (int i = 0; i < wr->num_sge; i++) {
+		const struct droce_sge *s = &wr->sg_list[i];
+		total += s->length;
+		if (!s->length)
+			continue;
+		uint8_t *p = droce_mr_lookup(ctx, s->lkey, s->addr, s->length, DROCE_ACCESS_LOCAL_WRITE);
+		if (!p) {
+			r->status = DROCE_WC_LOC_PROT_ERR;
+			continue;
+		}
+		r->seg[r->nseg].ptr = p;
+		r->seg[r->nseg].len = s->length;
+		r->nseg++;
+	}
+	r->length = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+}
+
 int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr, struct droce_recv_wr **bad_wr)
 {
-	if (!qp || !wr || qp->state == DROCE_QPS_RESET) {
+	/* A QP on an SRQ has no receive queue to post to (verbs: EINVAL). */
+	if (!qp || !wr || qp->state == DROCE_QPS_RESET || qp->srq) {
 		if (bad_wr)
 			*bad_wr = wr;
 		return -EINVAL;
@@ -596,27 +642,7 @@ int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr, struct droce_
 				*bad_wr = wr;
 			return -ENOMEM;
 		}
-		struct droce_rwqe *r = &qp->rq[qp->rq_tail & qp->rq_mask];
-		r->wr_id = wr->wr_id;
-		r->status = DROCE_WC_SUCCESS;
-		r->nseg = 0;
-		uint64_t total = 0;
-		for (int i = 0; i < wr->num_sge; i++) {
-			const struct droce_sge *s = &wr->sg_list[i];
-			total += s->length;
-			if (!s->length)
-				continue;
-			uint8_t *p = droce_mr_lookup(qp->ctx, s->lkey, s->addr, s->length,
-						     DROCE_ACCESS_LOCAL_WRITE);
-			if (!p) {
-				r->status = DROCE_WC_LOC_PROT_ERR;
-				continue;
-			}
-			r->seg[r->nseg].ptr = p;
-			r->seg[r->nseg].len = s->length;
-			r->nseg++;
-		}
-		r->length = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+		droce_rwqe_fill(qp->ctx, &qp->rq[qp->rq_tail & qp->rq_mask], wr);
 		qp->rq_tail++;
 	}
 	return 0;
