@@ -54,6 +54,7 @@ DV_EXPORT struct ibv_device **ibv_get_device_list(int *num)
 			strcpy(d->ibdev.dev_name, "uverbs0");
 			strcpy(d->ibdev.dev_path, "/dev/null");
 			strcpy(d->ibdev.ibdev_path, "/dev/null");
+			dv_sysfs_init(d, node_guid(d)); /* ibdev_path into it (sysfs.c) */
 		}
 	}
 	int n = d->configured ? 1 : 0;
@@ -125,12 +126,13 @@ DV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
 		goto out;
 	}
 	c->dev = d;
-	c->async_fd = eventfd(0, EFD_CLOEXEC);
+	c->async_fd = dv_async_open(c);
 	struct verbs_context *v = &c->vctx;
 	struct ibv_context *ic = &v->context;
 	v->sz = sizeof(*v);
 	v->query_port = dv_query_port_ex;
 	v->query_device_ex = dv_query_device_ex;
+	v->create_srq_ex = dv_create_srq_ex;
 	ic->device = dev;
 	ic->cmd_fd = -1;
 	ic->async_fd = c->async_fd;
@@ -146,6 +148,7 @@ DV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
 	ic->ops.post_srq_recv = dv_post_srq_recv;
 	if ((e = dv_engine_open(c))) {
 		close(c->async_fd);
+		dv_async_close(c);
 		free(c);
 		c = NULL;
 		goto out;
@@ -171,6 +174,7 @@ DV_EXPORT int ibv_close_device(struct ibv_context *ic)
 	pthread_mutex_unlock(&d->mu);
 	if (c->async_fd >= 0)
 		close(c->async_fd);
+	dv_async_close(c);
 	pthread_mutex_destroy(&ic->mutex);
 	free(c);
 	return 0;
@@ -192,7 +196,8 @@ DV_EXPORT int ibv_query_device(struct ibv_context *ic, struct ibv_device_attr *a
 	a->hw_ver = 0;
 	a->max_qp = DV_MAX_QP;
 	a->max_qp_wr = DV_MAX_QP_WR;
-	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT;
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
+			      IBV_DEVICE_SRQ_RESIZE;
 	/* A comm-core ring carries at most DROCE_CHAN_MAX_SGE SGEs per WR. */
 	unsigned sge = dv_ctx(ic)->comm ? DROCE_CHAN_MAX_SGE : DV_MAX_SGE;
 	a->max_sge = (int)sge;
@@ -205,6 +210,12 @@ DV_EXPORT int ibv_query_device(struct ibv_context *ic, struct ibv_device_attr *a
 	a->max_qp_init_rd_atom = DV_MAX_RD_ATOMIC;
 	a->max_res_rd_atom = DV_MAX_RD_ATOMIC * DV_MAX_QP;
 	a->atomic_cap = IBV_ATOMIC_HCA;
+	if (!dv_ctx(ic)->comm) {
+		/* srq.c; the comm-core rings carry no SRQ's receives. */
+		a->max_srq = DV_MAX_SRQ;
+		a->max_srq_wr = DV_MAX_SRQ_WR;
+		a->max_srq_sge = DV_MAX_SGE;
+	}
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 0;
 	a->phys_port_cnt = 1;

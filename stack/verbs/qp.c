@@ -84,13 +84,13 @@ DV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 		errno = EINVAL;
 		return NULL;
 	}
-	if ((ia->qp_type != IBV_QPT_RC && ia->qp_type != IBV_QPT_UD) || ia->srq) {
-		/* UC, XRC, raw packet and SRQs are not in droce. */
+	if (ia->qp_type != IBV_QPT_RC && ia->qp_type != IBV_QPT_UD) {
+		/* UC, XRC and raw packet QPs are not in droce. */
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	if (!ia->send_cq || !ia->recv_cq || ia->send_cq->context != pd->context ||
-	    ia->recv_cq->context != pd->context) {
+	    ia->recv_cq->context != pd->context || (ia->srq && ia->srq->context != pd->context)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -120,6 +120,8 @@ DV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 			.max_inline_data = ia->cap.max_inline_data},
 		.sq_sig_all = ia->sq_sig_all,
 		.qp_type = ia->qp_type == IBV_QPT_UD ? DROCE_QPT_UD : DROCE_QPT_RC,
+		.srq = ia->srq ? ((struct dv_srq *)ia->srq)->dsrq : NULL,
+		.qp_context = qp, /* its async events name it (async.c) */
 	};
 	dv_lock(c);
 	qp->dqp = droce_create_qp(c->dctx, &d);
@@ -152,6 +154,7 @@ DV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 	q->pd = pd;
 	q->send_cq = ia->send_cq;
 	q->recv_cq = ia->recv_cq;
+	q->srq = ia->srq;
 	q->qp_num = droce_qp_num(qp->dqp);
 	q->state = IBV_QPS_RESET;
 	q->qp_type = ia->qp_type;
@@ -197,10 +200,13 @@ DV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (!r) {
 		((struct dv_cq *)ibqp->send_cq)->users--;
 		((struct dv_cq *)ibqp->recv_cq)->users--;
+		dv_async_forget(c, ibqp);
 	}
 	dv_unlock(c);
 	if (r)
 		return -r;
+	dv_async_wait_acked(&ibqp->mutex, &ibqp->cond, &ibqp->events_completed,
+			    &qp->events_reported);
 	atomic_fetch_sub(&c->n_qps, 1);
 	pthread_cond_destroy(&ibqp->cond);
 	pthread_mutex_destroy(&ibqp->mutex);
@@ -366,6 +372,9 @@ DV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask
 	dv_unlock(c);
 	if (!r && (m & IBV_QP_STATE))
 		ibqp->state = a->qp_state;
+	if (r) {
+		errno = r; /* rdma-core's failed command leaves errno set too */
+	}
 	return r;
 }
 
@@ -409,6 +418,7 @@ DV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask,
 	ia->qp_context = ibqp->qp_context;
 	ia->send_cq = ibqp->send_cq;
 	ia->recv_cq = ibqp->recv_cq;
+	ia->srq = ibqp->srq;
 	ia->cap = qp->cap;
 	ia->qp_type = ibqp->qp_type;
 	ia->sq_sig_all = qp->sq_sig_all;
@@ -506,12 +516,6 @@ int dv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr
 	}
 	dv_unlock(c);
 	return r;
-}
-
-int dv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
-{
-	*bad = wr;
-	return EOPNOTSUPP;
 }
 
 /* No extended QP API: programs (perftest) fall back to ibv_post_send(). */

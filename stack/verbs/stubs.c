@@ -5,8 +5,7 @@
  * libmlx5, libefa and librdmacm, all built with BIND_NOW: one missing
  * symbol and the loader refuses the program).
  *
- * Public verbs droce does not implement (SRQs,
- * multicast, import, ECE, dma-buf, resize/rereg) fail the way rdma-core
+ * Public verbs droce does not implement (multicast, import, ECE, dma-buf, resize/rereg) fail the way rdma-core
  * fails for a device without them: NULL with errno EOPNOTSUPP, or
  * EOPNOTSUPP returned. The IBVERBS_PRIVATE_34 entry points are the provider
  * interface (kernel commands, driver registration); no droce path reaches
@@ -25,52 +24,12 @@
 
 /* ------------------------------------------------ public, not supported -- */
 
-DV_EXPORT int ibv_get_async_event(struct ibv_context *ic, struct ibv_async_event *ev)
-{
-	if (!ic || !ev) {
-		errno = EINVAL;
-		return -1;
-	}
-	/* droce raises no asynchronous events: block as rdma-core does on an
-	 * idle device (the eventfd never fires), or EAGAIN when non-blocking. */
-	uint64_t v;
-	if (read(ic->async_fd, &v, sizeof(v)) < 0)
-		return -1;
-	errno = EIO;
-	return -1;
-}
-
-DV_EXPORT void ibv_ack_async_event(struct ibv_async_event *ev)
-{
-}
-
 DV_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
 	return EOPNOTSUPP;
 }
 
 DV_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
-{
-	return EOPNOTSUPP;
-}
-
-DV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a)
-{
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-DV_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
-{
-	return EOPNOTSUPP;
-}
-
-DV_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *a, int mask)
-{
-	return EOPNOTSUPP;
-}
-
-DV_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *a)
 {
 	return EOPNOTSUPP;
 }
@@ -173,18 +132,6 @@ DV_EXPORT int ibv_dontfork_range(void *base, size_t size);
 DV_EXPORT int ibv_dontfork_range(void *base, size_t size)
 {
 	return 0;
-}
-
-DV_EXPORT const char *ibv_get_sysfs_path(void);
-DV_EXPORT const char *ibv_get_sysfs_path(void)
-{
-	return NULL;
-}
-
-DV_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size);
-DV_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
-{
-	return -1;
 }
 
 /* Kernel ABI struct converters librdmacm imports; nothing to convert. */
