@@ -191,7 +191,9 @@ DV_EXPORT int ibv_query_device(struct ibv_context *ic, struct ibv_device_attr *a
 	a->sys_image_guid = a->node_guid;
 	a->max_mr_size = UINT64_MAX;
 	a->page_size_cap = 0xfffff000u;
-	a->vendor_id = 0;
+	/* No IEEE OUI: the value rxe reports (0xFFFFFF) rather than 0, which
+	 * programs read as "no device" (issue 18 item 8). */
+	a->vendor_id = DV_VENDOR_ID;
 	a->vendor_part_id = 0;
 	a->hw_ver = 0;
 	a->max_qp = DV_MAX_QP;
@@ -236,6 +238,9 @@ int dv_query_device_ex(struct ibv_context *ic, const struct ibv_query_device_ex_
 	if (len >= offsetof(struct ibv_device_attr_ex, max_dm_size)) {
 		a->max_dm_size = 0;
 	}
+	/* rdma-core fills phys_port_cnt_ex for every device: the same port count. */
+	if (len >= offsetof(struct ibv_device_attr_ex, phys_port_cnt_ex) + sizeof(a->phys_port_cnt_ex))
+		a->phys_port_cnt_ex = a->orig_attr.phys_port_cnt;
 	return 0;
 }
 

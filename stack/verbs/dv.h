@@ -49,6 +49,8 @@ struct droce_port;
 /** Smallest CQ granted (create_cq rounds cqe + 1 up to a power of two). */
 #define DV_MIN_CQE 64u
 #define DV_MAX_RD_ATOMIC 16u
+/** ibv_device_attr.vendor_id: no IEEE OUI, the value rxe reports. */
+#define DV_VENDOR_ID 0xFFFFFFu
 #define DV_MAX_QP 1024u
 #define DV_MAX_MR 4096u
 #define DV_MAX_MSG (1u << 31)

@@ -330,7 +330,14 @@ DV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask
 		dm |= DROCE_QP_SQ_PSN;
 	}
 	if (m & IBV_QP_MAX_QP_RD_ATOMIC) {
-		d.max_rd_atomic = a->max_rd_atomic;
+		/* The requester may always keep fewer READ/atomic outstanding
+		 * than the responder accepts (IBTA 11.2.4.2: max_rd_atomic,
+		 * the initiator depth, bounds what it sends): more than
+		 * droce's own (query_device's max_qp_init_rd_atom) is taken
+		 * as droce's. perftest sets rxe's 128 here (docs/verbs.md,
+		 * "Outstanding reads"). */
+		d.max_rd_atomic = a->max_rd_atomic > DV_MAX_RD_ATOMIC ? DV_MAX_RD_ATOMIC
+								      : a->max_rd_atomic;
 		dm |= DROCE_QP_MAX_QP_RD_ATOMIC;
 	}
 	if (m & IBV_QP_MAX_DEST_RD_ATOMIC) {

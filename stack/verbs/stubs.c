@@ -5,8 +5,8 @@
  * libmlx5, libefa and librdmacm, all built with BIND_NOW: one missing
  * symbol and the loader refuses the program).
  *
- * Public verbs droce does not implement (multicast, import, ECE, dma-buf, resize/rereg) fail the way rdma-core
- * fails for a device without them: NULL with errno EOPNOTSUPP, or
+ * Public verbs droce does not implement (multicast, import, ECE, dma-buf,
+ * resize/rereg) fail the way rdma-core fails for a device without them: NULL with errno EOPNOTSUPP, or
  * EOPNOTSUPP returned. The IBVERBS_PRIVATE_34 entry points are the provider
  * interface (kernel commands, driver registration); no droce path reaches
  * them, and a provider that calls one gets EOPNOTSUPP. Their real argument
@@ -39,10 +39,20 @@ DV_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 	return EOPNOTSUPP;
 }
 
+/* rdma-core: a negative enum ibv_rereg_mr_err_code with errno set, for a
+ * device without rereg (was +EOPNOTSUPP and no errno). Bad flags are the
+ * caller's error (EINVAL), as rdma-core checks them before the device. */
 DV_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 			   size_t length, int access)
 {
-	return EOPNOTSUPP;
+	if (!mr || (flags & ~(int)IBV_REREG_MR_FLAGS_SUPPORTED) ||
+	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length)) ||
+	    (access && !(flags & IBV_REREG_MR_CHANGE_ACCESS))) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	errno = EOPNOTSUPP;
+	return IBV_REREG_MR_ERR_INPUT;
 }
 
 DV_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,

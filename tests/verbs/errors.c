@@ -244,6 +244,23 @@ static void bad_calls(struct side *s)
 	      "reg_mr(unknown access flag): NULL, EINVAL (%s)", strerror(errno));
 	errno = 0;
 	CHECK(!ibv_create_cq(s->ctx, 0, NULL, NULL, 0) && errno == EINVAL, "create_cq(0 entries): NULL, EINVAL");
+	/* rdma-core's codes and attributes (issue 18 item 8). */
+	errno = 0;
+	int rr = ibv_rereg_mr(s->mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(rr < 0 && errno == EOPNOTSUPP, "rereg_mr: negative, EOPNOTSUPP (%d, %s)", rr, strerror(errno));
+	errno = 0;
+	rr = ibv_rereg_mr(s->mr, 1 << 20, NULL, NULL, 0, 0);
+	CHECK(rr == IBV_REREG_MR_ERR_INPUT && errno == EINVAL, "rereg_mr(unknown flag): ERR_INPUT, EINVAL");
+	struct ibv_mr *mwb = ibv_reg_mr(s->pd, b, sizeof(b), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	CHECK(mwb != NULL, "reg_mr(MW_BIND): accepted (%s)", strerror(errno));
+	if (mwb)
+		ibv_dereg_mr(mwb);
+	struct ibv_device_attr_ex dx;
+	CHECK(ibv_query_device_ex(s->ctx, NULL, &dx) == 0 && dx.orig_attr.vendor_id != 0 &&
+		      dx.phys_port_cnt_ex == 1 && dx.orig_attr.phys_port_cnt == 1 &&
+		      dx.orig_attr.max_srq > 0,
+	      "query_device_ex: vendor_id %#x, phys_port_cnt_ex %u, max_srq %d", dx.orig_attr.vendor_id,
+	      dx.phys_port_cnt_ex, dx.orig_attr.max_srq);
 	/* Shared receive queues (rdma-core's codes; rxe's behaviour). */
 	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 0, .max_sge = 1}};
 	errno = 0;
