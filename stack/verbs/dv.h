@@ -284,6 +284,12 @@ unsigned dv_comm_pull(struct dv_cq *cq);
 int dv_comm_poll_cq(struct dv_cq *cq, int n, struct ibv_wc *wc);
 int dv_comm_post_send(struct dv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int dv_comm_post_recv(struct dv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+/* qp.c: post a list of receive WRs with @p post (droce_post_recv on a QP,
+ * droce_post_srq_recv on an SRQ), *bad at the first refused. Takes dv_lock.
+ * @return 0 or the positive errno. */
+int dv_post_recv_each(struct dv_context *c, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad,
+		      int (*post)(void *obj, struct droce_recv_wr *wr, struct droce_recv_wr **bad),
+		      void *obj);
 /* qp.c: an ibv_send_wr as droce's (opcode and flags checked). @return 0 or EINVAL. */
 int dv_send_to_droce(const struct ibv_send_wr *w, struct droce_send_wr *d);
 

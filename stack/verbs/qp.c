@@ -502,12 +502,10 @@ int dv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr
 	return r;
 }
 
-int dv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+int dv_post_recv_each(struct dv_context *c, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad,
+		      int (*post)(void *obj, struct droce_recv_wr *wr, struct droce_recv_wr **bad),
+		      void *obj)
 {
-	struct dv_qp *qp = (struct dv_qp *)ibqp;
-	struct dv_context *c = qp->c;
-	if (c->comm)
-		return dv_comm_post_recv(qp, wr, bad);
 	int r = 0;
 	dv_lock(c);
 	for (; wr; wr = wr->next) {
@@ -515,7 +513,7 @@ int dv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr
 					  .sg_list = (struct droce_sge *)wr->sg_list,
 					  .num_sge = wr->num_sge};
 		struct droce_recv_wr *dbad;
-		r = -droce_post_recv(qp->dqp, &d, &dbad);
+		r = -post(obj, &d, &dbad);
 		if (r) {
 			*bad = wr;
 			break;
@@ -523,6 +521,19 @@ int dv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr
 	}
 	dv_unlock(c);
 	return r;
+}
+
+static int post_qp(void *qp, struct droce_recv_wr *wr, struct droce_recv_wr **bad)
+{
+	return droce_post_recv(qp, wr, bad);
+}
+
+int dv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct dv_qp *qp = (struct dv_qp *)ibqp;
+	if (qp->c->comm)
+		return dv_comm_post_recv(qp, wr, bad);
+	return dv_post_recv_each(qp->c, wr, bad, post_qp, qp->dqp);
 }
 
 /* No extended QP API: programs (perftest) fall back to ibv_post_send(). */

@@ -140,23 +140,13 @@ DV_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 	return 0;
 }
 
+static int post_srq(void *srq, struct droce_recv_wr *wr, struct droce_recv_wr **bad)
+{
+	return droce_post_srq_recv(srq, wr, bad);
+}
+
 int dv_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
 	struct dv_srq *s = (struct dv_srq *)ibsrq;
-	struct dv_context *c = s->c;
-	int r = 0;
-	dv_lock(c);
-	for (; wr; wr = wr->next) {
-		struct droce_recv_wr d = {.wr_id = wr->wr_id,
-					  .sg_list = (struct droce_sge *)wr->sg_list,
-					  .num_sge = wr->num_sge};
-		struct droce_recv_wr *dbad;
-		r = -droce_post_srq_recv(s->dsrq, &d, &dbad);
-		if (r) {
-			*bad = wr;
-			break;
-		}
-	}
-	dv_unlock(c);
-	return r;
+	return dv_post_recv_each(s->c, wr, bad, post_srq, s->dsrq);
 }
