@@ -492,7 +492,7 @@ def main():
                 fmt(link_lat and link_lat["t_p99_us"])))
     out.append("| kernel TCP qperf tcp_lat (one way) | %s | | |" % fmt(tcp_lat))
     out.append("")
-    out.append("Ratios (issue 11 item 8's bar in brackets; \"the bare link\" is the same ratio "
+    out.append("Ratios (the target in brackets; \"the bare link\" is the same ratio "
                "for raw memif, which carries every droce frame here, so droce cannot pass it):")
     out.append("")
     if w64k and raw4k_gbps:

@@ -26,6 +26,7 @@ struct fifo_end {
 static int fifo_tx(void *priv, const struct droce_tx_frame *f, uint64_t now)
 {
 	struct fifo *q = ((struct fifo_end *)priv)->tx;
+	(void)now; /* a link that paces or timestamps would use it */
 	if (q->tail - q->head == FIFO_Q)
 		return -105; /* -ENOBUFS: the context keeps the frame and retries */
 	uint8_t *d = q->frame[q->tail % FIFO_Q];
@@ -44,6 +45,7 @@ static unsigned fifo_rx(void *priv, struct droce_rx_frame *f, unsigned n, uint64
 {
 	struct fifo *q = ((struct fifo_end *)priv)->rx;
 	unsigned k = 0;
+	(void)now;
 	for (; k < n && q->head + k != q->tail; k++) {
 		f[k].data = q->frame[(q->head + k) % FIFO_Q];
 		f[k].len = q->len[(q->head + k) % FIFO_Q];
@@ -53,6 +55,7 @@ static unsigned fifo_rx(void *priv, struct droce_rx_frame *f, unsigned n, uint64
 
 static void fifo_release(void *priv, struct droce_rx_frame *f, unsigned n)
 {
+	(void)f; /* the frames are the n oldest, in order */
 	((struct fifo_end *)priv)->rx->head += n;
 }
 

@@ -39,6 +39,7 @@ struct host {
 static int resolve(void *arg, uint8_t ip_version, const uint8_t ip[16], uint8_t mac[6], uint64_t now)
 {
 	const struct host *h = arg;
+	(void)now; /* nothing to time out: the answer is known */
 	if (ip_version != 4 || memcmp(ip, h->peer->ip, 4) != 0)
 		return -EHOSTUNREACH;
 	memcpy(mac, h->peer->mac, 6);

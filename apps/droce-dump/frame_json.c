@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * droce-dump --json: one object per frame, keys in the order of issue 2
- * item 4 (docs/tools.md lists them). Numbers are the wire values as JSON
+ * droce-dump --json: one object per frame, keys in the order docs/tools.md
+ * lists them. Numbers are the wire values as JSON
  * integers, flags booleans, addresses strings. A non-RoCE frame carries only
  * "frame" and "roce"; a malformed RoCE frame carries the fields decoded
  * before the failure, then "icrc" and "error".

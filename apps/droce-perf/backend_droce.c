@@ -21,6 +21,7 @@
 #include "net/diag/impair.h"
 #include "net/link/impair_link.h"
 #include "net/port/port.h"
+#include "net/telemetry/telemetry.h"
 #include "perf_cm.h"
 
 struct droce_be {
@@ -32,6 +33,7 @@ struct droce_be {
 	struct droce_cq *cq;
 	struct droce_qp **qp;  /* o.qps of each */
 	struct droce_mr **mr;
+	struct droce_telemetry *tel; /* the droce commands on DPDK's telemetry socket */
 };
 
 static struct droce_be *be(const struct perf *p)
@@ -141,7 +143,8 @@ static int d_open(struct perf *p, int eal_argc, char **eal_argv, const char *pro
 	droce_ctx_params_init(&cp);
 	if ((r = our_address(p, &cp)) || (r = open_port(p, b, &cp, &me->mtu)))
 		return r;
-	cp.seed = rte_get_tsc_cycles();
+	/* No seed: keys from getrandom(2), not from a guessable clock. */
+	cp.max_mtu = (uint8_t)droce_mtu_of_bytes(me->mtu);
 	if (cp.max_qps < p->o.qps)
 		cp.max_qps = p->o.qps;
 	if (cp.max_mrs < p->o.qps + 64)
@@ -160,6 +163,8 @@ static int d_open(struct perf *p, int eal_argc, char **eal_argv, const char *pro
 			p->o.cc ? " (is --cc a known algorithm?)" : "");
 		return -errno;
 	}
+	/* Readable with dpdk-telemetry.py while the test runs (NULL: without). */
+	b->tel = droce_telemetry_open(b->ctx, b->port, "droce0");
 	b->cq = droce_create_cq(b->ctx, cq_depth);
 	if (!b->cq) {
 		fprintf(stderr, "droce-perf: create CQ: %s\n", strerror(errno));
@@ -285,13 +290,16 @@ static int d_poll(struct perf *p, uint64_t now, struct droce_wc *wc, int max)
 {
 	struct droce_be *b = be(p);
 	droce_ctx_poll(b->ctx, now);
+	droce_telemetry_publish(b->tel, now);
 	return droce_poll_cq(b->cq, max, wc);
 }
 
 static void d_idle(void *arg)
 {
 	struct perf *p = arg;
-	droce_ctx_poll(be(p)->ctx, perf_now(p));
+	uint64_t now = perf_now(p);
+	droce_ctx_poll(be(p)->ctx, now);
+	droce_telemetry_publish(be(p)->tel, now);
 }
 
 static void d_flush(struct perf *p)
@@ -380,6 +388,7 @@ static void d_close(struct perf *p)
 	}
 	if (b->cq)
 		droce_destroy_cq(b->cq);
+	droce_telemetry_close(b->tel);
 	if (b->ctx)
 		droce_ctx_destroy(b->ctx);
 	droce_impair_link_destroy(b->imp);

@@ -48,7 +48,7 @@ struct perf_counters {
 	unsigned n_drop;
 	struct { const char *reason; uint64_t count; } drop[64];
 	/* Per QP (droce backend; rdma-core exposes none of it): the RTT the
-	 * requester measured, the ACK timeout and window in use (issue 12). */
+	 * requester measured, the ACK timeout and window in use. */
 	unsigned n_path;
 	struct perf_qp_path *path; /* n_path entries, malloc'd; perf_counters_free */
 };

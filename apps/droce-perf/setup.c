@@ -83,7 +83,7 @@ static int connect_qps(struct perf *p, const struct perf_local *me_addr)
 	droce_sc_init(&p->sc, (int)(p->o.timeout * 1000));
 	/* While the side channel waits (for the client, the peer's INFO, READY),
 	 * a poll-mode port goes on answering ARP and ICMP echo: a peer resolving
-	 * our MAC meanwhile must get its answer (issue 8 item 14). */
+	 * our MAC meanwhile must get its answer. */
 	if (p->be->idle)
 		droce_sc_set_idle(&p->sc, p->be->idle, p);
 	/* --cm: the server listens on the CM before its client can know it is

@@ -15,6 +15,7 @@
 #include "wire/hdr.h"
 #include "wire/opcode.h"
 #include "wire/parse.h"
+#include "wire/psn.h"
 
 struct item {
 	const uint8_t *data;
@@ -71,8 +72,7 @@ void droce_rp_print_item(FILE *out, const char *tag, const char *who, const stru
 /** a before b in 24-bit PSN space (IBTA 9.7.1) */
 static inline bool droce_rp_psn_before(uint32_t a, uint32_t b)
 {
-	uint32_t d = (b - a) & 0xFFFFFFu;
-	return d != 0 && d < 0x800000u;
+	return droce_psn_diff(b, a) > 0;
 }
 
 /**

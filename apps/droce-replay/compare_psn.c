@@ -41,11 +41,9 @@
 #include "compare_int.h"
 #include "pmap.h"
 
-#define PSN_MASK 0xFFFFFFu
-
 static uint32_t psn_add(uint32_t a, uint32_t n)
 {
-	return (a + n) & PSN_MASK;
+	return droce_psn_add(a, n);
 }
 
 /* The path MTU of the scenario's QP whose peer this stream goes to (0: none). */
@@ -90,7 +88,7 @@ static size_t *stream_items(const struct list *l, const struct key *k, size_t *n
 /* Distance of @p psn from @p base in PSN space. */
 static uint32_t off(uint32_t base, uint32_t psn)
 {
-	return (psn - base) & PSN_MASK;
+	return (psn - base) & DROCE_PSN_MASK;
 }
 
 struct psnmap {
@@ -332,7 +330,7 @@ static bool acked(const struct item *i, uint32_t *psn, uint32_t *msn)
 	if (kind == DROCE_AETH_NAK || kind == DROCE_AETH_RNR_NAK) {
 		/* a responder answers in order (9.7.5.2): a NAK of either kind
 		 * acknowledges what came before the PSN it refuses */
-		*psn = psn_add(i->p.h.bth.psn, PSN_MASK);
+		*psn = psn_add(i->p.h.bth.psn, DROCE_PSN_MASK);
 		return true;
 	}
 	return false;
@@ -487,12 +485,12 @@ static unsigned responses(const struct droce_rp_scenario *s, const struct list *
 			report(out, "MISSING", &e->it[ve[ie_err]], NULL, s->checks, "an error NAK droce did not send");
 		}
 	/* the same end: what is acknowledged last, with which MSN */
-	uint32_t base = all.any ? psn_add(all.lo, PSN_MASK) : 0;
+	uint32_t base = all.any ? psn_add(all.lo, DROCE_PSN_MASK) : 0;
 	const struct item *fe = final_ack(e, ve, ne, base), *fg = NULL;
 	uint32_t pe = 0, me = 0, pg = 0, mg = 0;
 	/* droce's, in the half of PSN space around the side's end (9.7.1) */
 	if (fe && acked(fe, &pe, &me))
-		fg = final_ack(g, vg, ng, (pe - 0x400000u) & PSN_MASK);
+		fg = final_ack(g, vg, ng, (pe - 0x400000u) & DROCE_PSN_MASK);
 	if (fe && (!fg || (acked(fe, &pe, &me), acked(fg, &pg, &mg), pe != pg || me != mg))) {
 		bad++;
 		report(out, "DIFF", fe, fg, s->checks,

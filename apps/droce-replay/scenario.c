@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -901,9 +902,152 @@ static int line_check(struct pctx *c, char **tok, int ntok)
 	return 0;
 }
 
-static int parse_line(struct pctx *c, char *line)
+/* ---------------------------------------------------- the directives -- */
+
+static int line_capture(struct pctx *c, char **tok, int ntok)
+{
+	if (ntok != 2)
+		return fail(c, "capture: expected 'capture PATH'");
+	if (join_path(c->s->capture, sizeof(c->s->capture), c->dir, tok[1]))
+		return fail(c, "capture: path too long");
+	c->s->capture_line = c->line;
+	return 0;
+}
+
+static int line_ip(struct pctx *c, char **tok, int ntok)
 {
 	struct droce_rp_scenario *s = c->s;
+	if (ntok != 2)
+		return fail(c, "ip: expected 'ip ADDRESS'");
+	if (s->nqps)
+		return fail(c, "ip: must come before the qp lines");
+	s->ip_version = (uint8_t)droce_rp_parse_ip(tok[1], s->ip);
+	if (!s->ip_version)
+		return fail(c, "ip: '%s' is not an IPv4 or IPv6 address", tok[1]);
+	return 0;
+}
+
+static int line_mac(struct pctx *c, char **tok, int ntok)
+{
+	if (ntok != 2)
+		return fail(c, "mac: expected 'mac aa:bb:cc:dd:ee:ff'");
+	c->s->has_mac = true;
+	return parse_mac(c, tok[1], c->s->mac);
+}
+
+static int line_qp_first(struct pctx *c, char **tok, int ntok)
+{
+	if (!c->s->ip_version)
+		return fail(c, "qp: the 'ip' line must come first");
+	return line_qp(c, tok, ntok);
+}
+
+static int line_fill(struct pctx *c, char **tok, int ntok)
+{
+	return line_data(c, tok, ntok, false);
+}
+
+static int line_expect_mem(struct pctx *c, char **tok, int ntok)
+{
+	return line_data(c, tok, ntok, true);
+}
+
+static int line_recv(struct pctx *c, char **tok, int ntok)
+{
+	return line_wr(c, tok, ntok, true);
+}
+
+static int line_post(struct pctx *c, char **tok, int ntok)
+{
+	return line_wr(c, tok, ntok, false);
+}
+
+static int line_impair(struct pctx *c, char **tok, int ntok)
+{
+	struct droce_rp_scenario *s = c->s;
+	/* checked by the runner, which owns the shim's parser */
+	if (ntok != 2 || strlen(tok[1]) >= sizeof(s->impair))
+		return fail(c, "impair: expected 'impair SPEC' (as droce-perf --impair, < %zu characters)",
+			    sizeof(s->impair));
+	snprintf(s->impair, sizeof(s->impair), "%s", tok[1]);
+	return 0;
+}
+
+static int line_drain(struct pctx *c, char **tok, int ntok)
+{
+	if (ntok != 2)
+		return fail(c, "drain: expected 'drain TIME'");
+	return parse_time(c, "drain", tok[1], &c->s->drain_ns);
+}
+
+/* The directives that are one word out of a fixed set: each word sets a
+ * flag of the scenario (or clears expect_capture, for 'none'). */
+struct flag_word {
+	const char *dir, *word;
+	size_t off;            /* offsetof the bool in struct droce_rp_scenario */
+	bool value;
+	const char *usage;     /* the error when no word of the directive matches */
+};
+
+static const struct flag_word flag_words[] = {
+	{ "expect-frames", "capture", offsetof(struct droce_rp_scenario, expect_capture), true,
+	  "expect-frames: expected 'capture' or 'none'" },
+	{ "expect-frames", "none", offsetof(struct droce_rp_scenario, expect_capture), false,
+	  "expect-frames: expected 'capture' or 'none'" },
+	{ "allow", "ack-coalescing", offsetof(struct droce_rp_scenario, allow_ack_coalescing), true,
+	  "allow: expected 'allow ack-coalescing' or 'allow send-ahead'" },
+	{ "allow", "send-ahead", offsetof(struct droce_rp_scenario, allow_send_ahead), true,
+	  "allow: expected 'allow ack-coalescing' or 'allow send-ahead'" },
+	{ "compare", "by-psn", offsetof(struct droce_rp_scenario, by_psn), true,
+	  "compare: only 'compare by-psn' is known" },
+	{ "pace", "requests", offsetof(struct droce_rp_scenario, pace_requests), true,
+	  "pace: only 'pace requests' is known" },
+};
+
+/* @return 1 when @p dir is no flag directive, else 0 or the parse error. */
+static int line_flag(struct pctx *c, char **tok, int ntok)
+{
+	const char *usage = NULL;
+	for (size_t i = 0; i < sizeof(flag_words) / sizeof(flag_words[0]); i++) {
+		const struct flag_word *w = &flag_words[i];
+		if (strcmp(tok[0], w->dir))
+			continue;
+		usage = w->usage;
+		if (ntok == 2 && !strcmp(tok[1], w->word)) {
+			*(bool *)((char *)c->s + w->off) = w->value;
+			return 0;
+		}
+	}
+	return usage ? fail(c, "%s", usage) : 1;
+}
+
+/* Every other directive: its name and the parser of its line. */
+static const struct directive {
+	const char *name;
+	int (*parse)(struct pctx *c, char **tok, int ntok);
+} directives[] = {
+	{ "capture", line_capture },
+	{ "ip", line_ip },
+	{ "mac", line_mac },
+	{ "qp", line_qp_first },
+	{ "mr", line_mr },
+	{ "fill", line_fill },
+	{ "expect-mem", line_expect_mem },
+	{ "recv", line_recv },
+	{ "post", line_post },
+	{ "expect-wc", line_wc },
+	{ "skip-frame", line_skip },
+	{ "expect-gap", line_gap },
+	{ "check", line_check },
+	{ "lost", line_lost },
+	{ "deliver", line_deliver },
+	{ "late", line_late },
+	{ "impair", line_impair },
+	{ "drain", line_drain },
+};
+
+static int parse_line(struct pctx *c, char *line)
+{
 	char *hash = strchr(line, '#');
 	if (hash)
 		*hash = 0;
@@ -916,101 +1060,11 @@ static int parse_line(struct pctx *c, char *line)
 	}
 	if (!ntok)
 		return 0;
-	const char *d = tok[0];
-	if (!strcmp(d, "capture")) {
-		if (ntok != 2)
-			return fail(c, "capture: expected 'capture PATH'");
-		if (join_path(s->capture, sizeof(s->capture), c->dir, tok[1]))
-			return fail(c, "capture: path too long");
-		s->capture_line = c->line;
-		return 0;
-	}
-	if (!strcmp(d, "ip")) {
-		if (ntok != 2)
-			return fail(c, "ip: expected 'ip ADDRESS'");
-		if (s->nqps)
-			return fail(c, "ip: must come before the qp lines");
-		s->ip_version = (uint8_t)droce_rp_parse_ip(tok[1], s->ip);
-		if (!s->ip_version)
-			return fail(c, "ip: '%s' is not an IPv4 or IPv6 address", tok[1]);
-		return 0;
-	}
-	if (!strcmp(d, "mac")) {
-		if (ntok != 2)
-			return fail(c, "mac: expected 'mac aa:bb:cc:dd:ee:ff'");
-		s->has_mac = true;
-		return parse_mac(c, tok[1], s->mac);
-	}
-	if (!strcmp(d, "qp")) {
-		if (!s->ip_version)
-			return fail(c, "qp: the 'ip' line must come first");
-		return line_qp(c, tok, ntok);
-	}
-	if (!strcmp(d, "mr"))
-		return line_mr(c, tok, ntok);
-	if (!strcmp(d, "fill"))
-		return line_data(c, tok, ntok, false);
-	if (!strcmp(d, "expect-mem"))
-		return line_data(c, tok, ntok, true);
-	if (!strcmp(d, "recv"))
-		return line_wr(c, tok, ntok, true);
-	if (!strcmp(d, "post"))
-		return line_wr(c, tok, ntok, false);
-	if (!strcmp(d, "expect-wc"))
-		return line_wc(c, tok, ntok);
-	if (!strcmp(d, "expect-frames")) {
-		if (ntok != 2 || (strcmp(tok[1], "capture") && strcmp(tok[1], "none")))
-			return fail(c, "expect-frames: expected 'capture' or 'none'");
-		s->expect_capture = !strcmp(tok[1], "capture");
-		return 0;
-	}
-	if (!strcmp(d, "skip-frame"))
-		return line_skip(c, tok, ntok);
-	if (!strcmp(d, "expect-gap"))
-		return line_gap(c, tok, ntok);
-	if (!strcmp(d, "allow")) {
-		if (ntok == 2 && !strcmp(tok[1], "ack-coalescing"))
-			s->allow_ack_coalescing = true;
-		else if (ntok == 2 && !strcmp(tok[1], "send-ahead"))
-			s->allow_send_ahead = true;
-		else
-			return fail(c, "allow: expected 'allow ack-coalescing' or 'allow send-ahead'");
-		return 0;
-	}
-	if (!strcmp(d, "check"))
-		return line_check(c, tok, ntok);
-	if (!strcmp(d, "compare")) {
-		if (ntok != 2 || strcmp(tok[1], "by-psn"))
-			return fail(c, "compare: only 'compare by-psn' is known");
-		s->by_psn = true;
-		return 0;
-	}
-	if (!strcmp(d, "pace")) {
-		if (ntok != 2 || strcmp(tok[1], "requests"))
-			return fail(c, "pace: only 'pace requests' is known");
-		s->pace_requests = true;
-		return 0;
-	}
-	if (!strcmp(d, "lost"))
-		return line_lost(c, tok, ntok);
-	if (!strcmp(d, "deliver"))
-		return line_deliver(c, tok, ntok);
-	if (!strcmp(d, "late"))
-		return line_late(c, tok, ntok);
-	if (!strcmp(d, "impair")) {
-		/* checked by the runner, which owns the shim's parser */
-		if (ntok != 2 || strlen(tok[1]) >= sizeof(s->impair))
-			return fail(c, "impair: expected 'impair SPEC' (as droce-perf --impair, < %zu characters)",
-				    sizeof(s->impair));
-		snprintf(s->impair, sizeof(s->impair), "%s", tok[1]);
-		return 0;
-	}
-	if (!strcmp(d, "drain")) {
-		if (ntok != 2)
-			return fail(c, "drain: expected 'drain TIME'");
-		return parse_time(c, "drain", tok[1], &s->drain_ns);
-	}
-	return fail(c, "unknown directive '%s'", d);
+	for (size_t i = 0; i < sizeof(directives) / sizeof(directives[0]); i++)
+		if (!strcmp(tok[0], directives[i].name))
+			return directives[i].parse(c, tok, ntok);
+	int r = line_flag(c, tok, ntok);
+	return r != 1 ? r : fail(c, "unknown directive '%s'", tok[0]);
 }
 
 int droce_rp_scenario_parse(const char *text, const char *path,

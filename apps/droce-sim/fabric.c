@@ -15,6 +15,16 @@
  *     XOFF the switch pauses the upstream port, below XON resumes it.
  * A leaf-spine fabric routes up by an ECMP hash of the UDP source port (and
  * the addresses), down by the destination address.
+ *
+ * Links fail (--fail): a link that is down loses every frame it would send
+ * and every frame on its wire, both ways. ECMP goes on hashing onto a dead
+ * uplink, as a switch does until its routing learns of the failure: with
+ * --rehash NS a leaf leaves the dead uplink out of its ECMP group NS after the
+ * failure (and a leaf whose destination sits behind a dead spine downlink
+ * leaves that spine out for it), hashing over the survivors (modulo their
+ * count, so other flows may move too), and takes it back NS after the link
+ * is up again. Without --rehash it never does: traffic hashed onto the dead
+ * path is lost until the link comes back.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -149,8 +159,38 @@ static void free_queue(struct sim *s, struct port *p)
 	}
 }
 
+/* The port of one end of the failing link: the leaf's uplink, or the host's NIC. */
+static struct port *fail_port(struct sim *s, const struct sim_fail *f)
+{
+	if (f->host)
+		return &s->hnodes[f->a].ports[0];
+	return &s->switches[f->a].ports[s->o.per_leaf + f->b];
+}
+
+int fabric_schedule_fails(struct sim *s)
+{
+	const struct sim_opts *o = &s->o;
+	for (unsigned i = 0; i < o->nfails; i++) {
+		const struct sim_fail *f = &o->fails[i];
+		if (f->host ? f->a >= s->nhosts : !o->leaves || f->a >= o->leaves || f->b >= o->spines) {
+			errno = EINVAL;
+			return -EINVAL;
+		}
+		if (!f->host && !s->ecmp_out && o->rehash_ns != UINT64_MAX) {
+			s->ecmp_out = calloc((size_t)o->leaves * o->spines, sizeof(*s->ecmp_out));
+			if (!s->ecmp_out)
+				return -ENOMEM;
+		}
+		if (evq_push(&s->q, f->down, EV_LINK, (void *)f, NULL, 1) ||
+		    (f->up && evq_push(&s->q, f->up, EV_LINK, (void *)f, NULL, 0)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 void fabric_free(struct sim *s)
 {
+	free(s->ecmp_out);
 	for (unsigned i = 0; i < s->nswitches; i++) {
 		for (unsigned j = 0; j < s->switches[i].nports; j++)
 			free_queue(s, &s->switches[i].ports[j]);
@@ -186,6 +226,7 @@ void port_account(struct sim *s, struct port *p)
 /* Start the next frame if the port is idle, not paused and has one. */
 static void port_kick(struct sim *s, struct port *p)
 {
+again:
 	if (p->busy || p->paused || !p->head)
 		return;
 	struct pkt *k = p->head;
@@ -207,6 +248,12 @@ static void port_kick(struct sim *s, struct port *p)
 			evq_push(&s->q, s->now + in_p->delay, EV_PAUSE,
 				 &in_p->peer->ports[in_p->peer_port], NULL, 0);
 		}
+	}
+	if (p->down) {
+		/* The frame leaves for a dead link: lost, as is the wire time. */
+		s->link_drops++;
+		pkt_free(s, k);
+		goto again;
 	}
 	uint64_t ser = (uint64_t)((double)(k->len + WIRE_OVERHEAD) * p->ns_per_byte + 0.5);
 	if (!ser)
@@ -301,6 +348,21 @@ static unsigned ecmp(const struct pkt *k, unsigned n)
 	return (unsigned)(h % n);
 }
 
+/* The spine a leaf sends @p k up through, toward @p dst_leaf: the ECMP hash
+ * over the spines its routing has (every spine unless --rehash took some
+ * out; none left: all of them, the frame is lost on its dead link). */
+static unsigned up_port(struct sim *s, unsigned leaf, unsigned dst_leaf, const struct pkt *k)
+{
+	unsigned S = s->o.spines;
+	if (!s->ecmp_out)
+		return ecmp(k, S);
+	unsigned ok[64], n = 0;
+	for (unsigned sp = 0; sp < S && n < 64; sp++)
+		if (!s->ecmp_out[leaf * S + sp] && !s->ecmp_out[dst_leaf * S + sp])
+			ok[n++] = sp;
+	return n ? ok[ecmp(k, n)] : ecmp(k, S);
+}
+
 static void switch_rx(struct sim *s, struct node *sw, struct pkt *k)
 {
 	const struct sim_opts *o = &s->o;
@@ -327,7 +389,7 @@ static void switch_rx(struct sim *s, struct node *sw, struct pkt *k)
 	else if (d / o->per_leaf == sw->id)
 		out = d % o->per_leaf;
 	else
-		out = o->per_leaf + ecmp(k, o->spines);
+		out = o->per_leaf + up_port(s, sw->id, d / o->per_leaf, k);
 	port_enqueue(s, &sw->ports[out], k);
 }
 
@@ -336,6 +398,12 @@ void fabric_event(struct sim *s, const struct event *e)
 	switch (e->type) {
 	case EV_ARRIVE: {
 		struct node *n = e->obj;
+		if (n->ports[e->pkt->in_port].down) {
+			/* It was on the wire when the link went down. */
+			s->link_drops++;
+			pkt_free(s, e->pkt);
+			break;
+		}
 		if (n->kind == NODE_SWITCH)
 			switch_rx(s, n, e->pkt);
 		else
@@ -354,6 +422,24 @@ void fabric_event(struct sim *s, const struct event *e)
 		struct port *p = e->obj;
 		p->paused = e->arg != 0;
 		port_kick(s, p);
+		break;
+	}
+	case EV_LINK: {
+		const struct sim_fail *f = e->obj;
+		struct port *p = fail_port(s, f);
+		struct port *q = &p->peer->ports[p->peer_port];
+		p->down = q->down = e->arg != 0;
+		if (!p->down) {
+			port_kick(s, p);
+			port_kick(s, q);
+		}
+		if (s->o.rehash_ns != UINT64_MAX && !f->host)
+			evq_push(&s->q, s->now + s->o.rehash_ns, EV_ROUTE, e->obj, NULL, e->arg);
+		break;
+	}
+	case EV_ROUTE: {
+		const struct sim_fail *f = e->obj;
+		s->ecmp_out[f->a * s->o.spines + f->b] = e->arg != 0;
 		break;
 	}
 	default:

@@ -12,20 +12,6 @@
 
 #include "sim.h"
 
-/* splitmix64: the simulator's own stream (loss, marking, workloads). */
-uint64_t sim_rand(struct sim *s)
-{
-	uint64_t z = (s->rng += 0x9E3779B97F4A7C15ULL);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
-
-double sim_uniform(struct sim *s)
-{
-	return (double)(sim_rand(s) >> 11) * (1.0 / 9007199254740992.0);
-}
-
 static double wall_now(void)
 {
 	struct timespec ts;
@@ -43,7 +29,7 @@ static void run(struct sim *s)
 	struct event e;
 	double t0 = wall_now(), last = t0;
 	uint64_t next_sample = s->o.sample_ns;
-	if (s->csv_flows)
+	if (s->csv_flows || s->o.nfails)
 		evq_push(&s->q, 0, EV_SAMPLE, NULL, NULL, 0);
 	workload_kickoff(s);
 	while (evq_pop(&s->q, &e)) {
@@ -113,6 +99,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "droce-sim: cannot build the fabric: %s\n", strerror(errno));
 		return 1;
 	}
+	if (fabric_schedule_fails(s)) {
+		fprintf(stderr, "droce-sim: --fail names a link this fabric does not have\n");
+		return 1;
+	}
 	if (workload_build(s)) {
 		fprintf(stderr, "droce-sim: cannot build the workload\n");
 		return 1;
@@ -161,6 +151,7 @@ int main(int argc, char **argv)
 	free(s->conns);
 	free(s->q.h);
 	free(s->sample_ports);
+	free(s->series);
 	free(s);
 	return rc;
 }

@@ -22,6 +22,10 @@ void sim_usage(FILE *out)
 "  --pfc XOFF,XON       PFC pause/resume per ingress port, bytes (default off)\n"
 "  --loss P             drop each frame a host sends with probability P (default 0)\n"
 "  --drop-tail          each host loses the last packet of its first message, once\n"
+"  --fail LINK@NS[:UP]  LINK (leafL-spineS, or hH: host H's link) goes down at NS\n"
+"                       (and up again at UP); up to 8, frames on or for it are lost\n"
+"  --rehash NS          ECMP leaves a dead uplink out NS after it fails, and takes it\n"
+"                       back NS after it is up (default: never, as with no routing)\n"
 "hosts (real droce contexts):\n"
 "  --mtu BYTES          path MTU 256..4096 (default 4096)\n"
 "  --cc NAME            congestion control: fixed, aimd, dcqcn, swift (default dcqcn)\n"
@@ -91,7 +95,40 @@ static int parse_workload(struct sim_opts *o, const char *w)
 }
 
 enum { O_HOSTS = 256, O_LS, O_RATE, O_DELAY, O_BUF, O_ECN, O_PFC, O_LOSS, O_MTU, O_CC, O_TMO,
-       O_WL, O_DUR, O_SEED, O_JSON, O_CSV, O_PLOT, O_HELP, O_QUIET, O_SAMPLE, O_DROPTAIL, O_WTUNE };
+       O_WL, O_DUR, O_SEED, O_JSON, O_CSV, O_PLOT, O_HELP, O_QUIET, O_SAMPLE, O_DROPTAIL, O_WTUNE,
+       O_FAIL, O_REHASH };
+
+/* LINK@NS[:UP]: "leafL-spineS" or "hH". */
+static int parse_fail(struct sim_opts *o, const char *v)
+{
+	if (o->nfails == SIM_MAX_FAILS)
+		return -1;
+	struct sim_fail *f = &o->fails[o->nfails];
+	char name[64];
+	const char *at = strchr(v, '@');
+	if (!at || (size_t)(at - v) >= sizeof(name))
+		return -1;
+	memcpy(name, v, (size_t)(at - v));
+	name[at - v] = 0;
+	int used = 0;
+	memset(f, 0, sizeof(*f));
+	if (sscanf(name, "leaf%u-spine%u%n", &f->a, &f->b, &used) == 2 && !name[used]) {
+		f->host = false;
+	} else if (sscanf(name, "h%u%n", &f->a, &used) == 1 && !name[used]) {
+		f->host = true;
+	} else {
+		return -1;
+	}
+	char times[64];
+	snprintf(times, sizeof(times), "%s", at + 1);
+	char *colon = strchr(times, ':');
+	if (colon)
+		*colon = 0;
+	if (parse_u64(times, &f->down) || (colon && (parse_u64(colon + 1, &f->up) || f->up <= f->down)))
+		return -1;
+	o->nfails++;
+	return 0;
+}
 
 /* @return 0 to run, 1 after --help, -1 on a bad command line. */
 int sim_parse_args(struct sim_opts *o, int argc, char **argv)
@@ -104,7 +141,8 @@ int sim_parse_args(struct sim_opts *o, int argc, char **argv)
 		{"seed", 1, 0, O_SEED}, {"json", 1, 0, O_JSON}, {"csv", 1, 0, O_CSV},
 		{"plot", 1, 0, O_PLOT}, {"help", 0, 0, O_HELP}, {"quiet", 0, 0, O_QUIET},
 		{"sample", 1, 0, O_SAMPLE}, {"drop-tail", 0, 0, O_DROPTAIL},
-		{"window-tune", 0, 0, O_WTUNE}, {0, 0, 0, 0},
+		{"window-tune", 0, 0, O_WTUNE}, {"fail", 1, 0, O_FAIL}, {"rehash", 1, 0, O_REHASH},
+		{0, 0, 0, 0},
 	};
 	memset(o, 0, sizeof(*o));
 	o->rate_gbps = 100;
@@ -117,6 +155,7 @@ int sim_parse_args(struct sim_opts *o, int argc, char **argv)
 	o->cc = "dcqcn";
 	o->seed = 1;
 	o->sample_ns = 10000;
+	o->rehash_ns = UINT64_MAX;
 	bool have_wl = false;
 	int c;
 	optind = 1;
@@ -207,6 +246,14 @@ int sim_parse_args(struct sim_opts *o, int argc, char **argv)
 		case O_QUIET: o->quiet = true; break;
 		case O_DROPTAIL: o->drop_tail = true; break;
 		case O_WTUNE: o->window_tune = true; break;
+		case O_FAIL:
+			if (parse_fail(o, optarg))
+				goto bad;
+			break;
+		case O_REHASH:
+			if (parse_u64(optarg, &o->rehash_ns))
+				goto bad;
+			break;
 		case O_HELP:
 			sim_usage(stdout);
 			return 1;

@@ -48,8 +48,39 @@ int report_open_csv(struct sim *s)
 	return 0;
 }
 
+/* --fail: the fabric's goodput per interval, and how long a connection
+ * with work outstanding went without delivering a byte. */
+static void sample_fail(struct sim *s)
+{
+	uint64_t rx = 0;
+	for (unsigned i = 0; i < s->nconns; i++) {
+		struct conn *c = s->conns[i];
+		struct droce_qp_stats st;
+		droce_qp_get_stats(c->rqp, &st);
+		rx += st.rx_bytes;
+		if (st.rx_bytes != c->fail_rx || !c->outstanding) {
+			c->fail_rx = st.rx_bytes;
+			c->fail_t = s->now;
+		} else if (s->now - c->fail_t > s->max_stall) {
+			s->max_stall = s->now - c->fail_t;
+		}
+	}
+	if (s->nseries == s->cseries) {
+		size_t nc = s->cseries ? 2 * s->cseries : 256;
+		double *n = realloc(s->series, nc * sizeof(*n));
+		if (!n)
+			return;
+		s->series = n;
+		s->cseries = nc;
+	}
+	s->series[s->nseries++] = (double)(rx - s->series_rx) * 8.0 / (double)s->o.sample_ns;
+	s->series_rx = rx;
+}
+
 void report_sample(struct sim *s)
 {
+	if (s->o.nfails)
+		sample_fail(s);
 	if (!s->csv_flows)
 		return;
 	double dt = (double)s->o.sample_ns;
@@ -192,6 +223,7 @@ int report_json(struct sim *s, FILE *out)
 		(unsigned long long)(b ? p99_of(b, s->o.buffer) : 0));
 	fprintf(out, "  \"drops\": %llu,\n", (unsigned long long)s->drops);
 	fprintf(out, "  \"random_drops\": %llu,\n", (unsigned long long)(s->random_drops + s->tail_drops));
+	fprintf(out, "  \"link_drops\": %llu,\n", (unsigned long long)s->link_drops);
 	fprintf(out, "  \"cnps\": %llu,\n", (unsigned long long)cnps);
 	fprintf(out, "  \"ecn_marked\": %llu,\n", (unsigned long long)s->ecn_marked);
 	fprintf(out, "  \"pause_frames\": %llu,\n", (unsigned long long)s->pause_frames);
@@ -213,6 +245,13 @@ int report_json(struct sim *s, FILE *out)
 			first = false;
 		}
 	fprintf(out, "\n  ]");
+	if (s->o.nfails) {
+		fprintf(out, ",\n  \"max_stall_ns\": %llu,\n  \"sample_ns\": %llu,\n  \"goodput_series_gbps\": [",
+			(unsigned long long)s->max_stall, (unsigned long long)s->o.sample_ns);
+		for (size_t i = 0; i < s->nseries; i++)
+			fprintf(out, "%s%.2f", i ? ", " : "", s->series[i]);
+		fprintf(out, "]");
+	}
 	if (s->o.wl == WL_ALLREDUCE) {
 		/* nccl-tests: algbw = size / time; busbw = algbw * 2(n-1)/n. */
 		uint64_t t = (s->ar_done ? s->ar_end : s->now) - s->ar_start;

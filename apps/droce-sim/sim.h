@@ -21,6 +21,15 @@
 
 enum sim_wl { WL_INCAST, WL_PERMUTATION, WL_ALLTOALL, WL_ALLREDUCE, WL_MIX };
 
+/* A link that goes down at `down` and, if `up` is not 0, up again then:
+ * a leaf-spine uplink (leaf a, spine b) or a host's link (host a). */
+#define SIM_MAX_FAILS 8u
+struct sim_fail {
+	bool host;                 /* host a's link; else leaf a - spine b */
+	unsigned a, b;
+	uint64_t down, up;
+};
+
 struct sim_opts {
 	unsigned hosts;            /* star: hosts on one switch (0 = what the workload needs) */
 	unsigned leaves, spines, per_leaf; /* leaf-spine when leaves > 0 */
@@ -45,6 +54,10 @@ struct sim_opts {
 	uint64_t seed;
 	uint64_t sample_ns;        /* CSV sampling interval */
 	bool drop_tail;            /* lose the last packet of each flow's first message once */
+	struct sim_fail fails[SIM_MAX_FAILS];
+	unsigned nfails;
+	uint64_t rehash_ns;        /* ECMP leaves a dead uplink out this long after it fails
+				      (and takes it back as long after it is up); UINT64_MAX: never */
 	const char *json, *csv, *plot;
 	bool quiet;
 };
@@ -54,12 +67,13 @@ void sim_usage(FILE *out);
 
 /* -------------------------------------------------------------- events -- */
 
-enum ev_type { EV_ARRIVE, EV_TX_DONE, EV_POLL, EV_PAUSE, EV_START, EV_SAMPLE };
+enum ev_type { EV_ARRIVE, EV_TX_DONE, EV_POLL, EV_PAUSE, EV_START, EV_SAMPLE, EV_LINK,
+	       EV_ROUTE };
 
 struct event {
 	uint64_t t, seq;
 	uint8_t type;
-	uint8_t arg;               /* EV_PAUSE: 1 = XOFF, 0 = XON */
+	uint8_t arg;               /* EV_PAUSE: 1 = XOFF, 0 = XON; EV_LINK, EV_ROUTE: 1 = down */
 	void *obj;                 /* port, host or flow */
 	struct pkt *pkt;           /* EV_ARRIVE */
 };
@@ -97,6 +111,7 @@ struct port {
 	struct pkt *head, *tail;
 	uint64_t qbytes, qpkts;
 	bool busy, paused;
+	bool down;                 /* the link is down: what it sends or carries is lost */
 	/* statistics */
 	uint64_t tx_bytes, tx_frames, busy_ns, max_q, drops, marks;
 	uint64_t qhist[256];       /* ns spent at each depth, buffer/256 buckets (time-weighted) */
@@ -159,6 +174,7 @@ struct conn {
 	unsigned outstanding;      /* WRs posted, not completed */
 	bool short_class;          /* mix: the short-message QP of this pair */
 	uint64_t last_rx;          /* CSV: receiver bytes at the previous sample */
+	uint64_t fail_rx, fail_t;  /* --fail: receiver bytes and time of its last progress */
 	uint32_t tail_psn;         /* --drop-tail: PSN of the first flow's last packet */
 	bool tail_dropped, tail_set;
 };
@@ -192,6 +208,12 @@ struct sim {
 	uint64_t wc_errors;
 	bool stuck;                /* a host re-polled without end at one instant */
 	uint64_t events, frames, ecn_marked, drops, random_drops, pause_frames, tail_drops;
+	uint64_t link_drops;       /* frames lost on links that were down */
+	bool *ecmp_out;            /* [leaf * spines + spine]: ECMP leaves that uplink out */
+	double *series;            /* --fail: goodput of every sample interval, Gbit/s */
+	size_t nseries, cseries;
+	uint64_t series_rx;        /* receiver bytes of all connections at the last sample */
+	uint64_t max_stall;        /* longest time a connection with work delivered nothing */
 	uint64_t ar_start, ar_end;
 	bool ar_done;
 	FILE *csv_flows, *csv_queues;
@@ -209,6 +231,8 @@ void fabric_free(struct sim *s);
 void port_enqueue(struct sim *s, struct port *p, struct pkt *k);
 void port_account(struct sim *s, struct port *p);
 void fabric_event(struct sim *s, const struct event *e);
+/** Schedule the --fail events. @return 0, or -EINVAL for a link the fabric lacks. */
+int fabric_schedule_fails(struct sim *s);
 struct pkt *pkt_alloc(struct sim *s);
 void pkt_free(struct sim *s, struct pkt *k);
 unsigned host_of_ip(uint32_t ip);

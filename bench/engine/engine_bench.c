@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Engine benchmark (issue 3 item 9): two contexts back to back in memory,
+ * Engine benchmark: two contexts back to back in memory,
  * side A streaming RDMA WRITEs to side B. No DPDK: an in-memory link that
  * copies each frame into a slot, as a NIC would DMA it.
  *
@@ -13,7 +13,7 @@
  *
  * -T: each side on its own thread, pinned to its own CPU (-c, default 0,1),
  * the two joined by one single-producer/single-consumer ring per direction
- * (spsc_link.c): the "per core" figure of issue 11. Reports the pair's
+ * (spsc_link.c): the "per core" figure. Reports the pair's
  * messages/s and, per side, the messages per second of the polls that
  * found work (what that side's core does when it never waits: its
  * capacity), the share of the run those polls took (the side near 100% is

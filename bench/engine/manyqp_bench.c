@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Many-QP engine benchmark (issue 11 item 6): two contexts back to back in
+ * Many-QP engine benchmark: two contexts back to back in
  * memory on one thread, N QP pairs, every QP of side A streaming RDMA
  * WRITEs of SIZE bytes to its peer on side B. Reports the aggregate write
  * throughput at each N and its ratio to N = 1, and the memory each QP costs

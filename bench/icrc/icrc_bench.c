@@ -7,7 +7,7 @@
  *  - vpclmul512: the same folding on AVX-512 registers, where the CPU has them
  *  - isal: ISA-L's crc32_gzip_refl as dispatched on this CPU
  *  - by8: ISA-L's crc32_gzip_refl_by8_02, the 128-bit PCLMULQDQ path it
- *    dispatches to on a CPU without AVX-512 (issue 11's AMD EPYC)
+ *    dispatches to on a CPU without AVX-512 (some AMD EPYC)
  *  - zlib: zlib's crc32
  *
  *   droce-bench-icrc [-t SECONDS_PER_CASE] [-n PACKETS] [-r ROUNDS]

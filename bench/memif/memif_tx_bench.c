@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * droce-bench-memif-tx: the port's two ways of sending a 4 KB RoCE frame on
- * memif, side by side in one process on one thread (issue 11 item 3):
+ * memif, side by side in one process on one thread:
  *  - zero copy: the ICRC computed over the payload first (the context's
  *    droce_icrc_tx does that, with the dispatched CRC), then tx(): a header
  *    mbuf, the payload attached as an external buffer, a trailer mbuf;

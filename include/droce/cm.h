@@ -40,6 +40,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct droce_ctx;
 struct droce_qp;
 
@@ -225,5 +229,9 @@ struct droce_cm_counters {
 
 /** @return 0 or -EINVAL (no CM). */
 int droce_cm_get_counters(const struct droce_ctx *ctx, struct droce_cm_counters *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

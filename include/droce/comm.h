@@ -26,30 +26,50 @@
 
 #include <droce/verbs.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct droce_comm;
 struct droce_chan;
 
 /** Most SGEs a WR posted through a channel may carry. */
 #define DROCE_CHAN_MAX_SGE 4
 
+/** Most channels a comm may have. */
+#define DROCE_COMM_MAX_CHAN 4096
+
 /**
- * Create the comm-core state for @p ctx with @p n_chan channels whose rings
- * hold @p depth entries each (a power of two; 0 = 1024).
- * @return NULL with errno EINVAL (no ctx, n_chan 0 or > 64, depth not a power of two) or ENOMEM.
+ * Create the comm-core state for @p ctx with up to @p n_chan channels whose
+ * rings hold @p depth entries each (a power of two; 0 = 1024). A channel's
+ * rings (about depth * 250 bytes) are allocated when droce_comm_chan()
+ * first returns it, and the comm core looks only at channels handed out.
+ * @return NULL with errno EINVAL (no ctx, n_chan 0 or > DROCE_COMM_MAX_CHAN,
+ * depth not a power of two) or ENOMEM.
  */
 struct droce_comm *droce_comm_create(struct droce_ctx *ctx, unsigned n_chan, unsigned depth);
 
 /** Free it (the context is not touched). */
 void droce_comm_destroy(struct droce_comm *comm);
 
-/** Channel @p i, or NULL when out of range. */
+/** Channel @p i (allocated by the first call), or NULL when out of range
+ *  (or out of memory: errno ENOMEM). Not concurrent with droce_comm_poll(). */
 struct droce_chan *droce_comm_chan(struct droce_comm *comm, unsigned i);
 
 /**
- * Deliver @p cq's completions to @p chan. Call before the threads start.
- * @return 0, -EINVAL (NULL), -EBUSY (bound already), -ENOSPC (too many CQs).
+ * Deliver @p cq's completions to @p chan (several CQs may share one).
+ * Not concurrent with droce_comm_poll().
+ * @return 0, -EINVAL (NULL), -EBUSY (bound already), -ENOMEM.
  */
 int droce_comm_bind_cq(struct droce_comm *comm, struct droce_cq *cq, struct droce_chan *chan);
+
+/**
+ * Stop delivering @p cq's completions, before droce_destroy_cq(): its
+ * channel may then serve another CQ. Completions already in the channel's
+ * ring stay there. Not concurrent with droce_comm_poll().
+ * @return 0, -EINVAL (NULL), -ENOENT (not bound).
+ */
+int droce_comm_unbind_cq(struct droce_comm *comm, struct droce_cq *cq);
 
 /**
  * Comm-core side: move posted WRs from every channel into their QPs, run
@@ -58,6 +78,25 @@ int droce_comm_bind_cq(struct droce_comm *comm, struct droce_cq *cq, struct droc
  * @return work done (WRs moved + completions moved + the poll's count).
  */
 unsigned droce_comm_poll(struct droce_comm *comm, uint64_t now);
+
+/**
+ * Comm-core side: destroy @p qp (droce_destroy_qp) and drop every command
+ * for it still waiting in a channel's ring (a full completion ring leaves
+ * commands there), as a destroyed QP's outstanding WRs are dropped without
+ * completions. Use it instead of droce_destroy_qp for a QP posted to through
+ * channels: a command left behind would run against the freed QP.
+ * @return droce_destroy_qp's result, or -EINVAL (NULL).
+ */
+int droce_comm_destroy_qp(struct droce_comm *comm, struct droce_qp *qp);
+
+/**
+ * Comm-core side: destroy @p ah (droce_destroy_ah); a send command naming it
+ * that still waits in a ring completes with DROCE_WC_LOC_QP_OP_ERR
+ * (vendor_err EINVAL) instead of being posted. WRs already posted keep the
+ * handle alive until they have left (verbs.h).
+ * @return droce_destroy_ah's result, or -EINVAL (NULL).
+ */
+int droce_comm_destroy_ah(struct droce_comm *comm, struct droce_ah *ah);
 
 /**
  * Application side: queue one send WR (copied, SGEs included) for @p qp.
@@ -71,5 +110,9 @@ int droce_chan_post_recv(struct droce_chan *chan, struct droce_qp *qp, const str
 
 /** Application side: take up to @p n completions. @return the count (0 when none). */
 int droce_chan_poll_cq(struct droce_chan *chan, int n, struct droce_wc *wc);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

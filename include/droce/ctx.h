@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * The context: one per poll thread (GUIDE principle 1). It owns a link (a
+ * The context: one per poll thread (principle 1, docs/architecture.md). It owns a link (a
  * port queue or an in-memory link), its QPs, MRs, CQs and timers, and is
  * driven by exactly one thread calling droce_ctx_poll(). No globals: many
  * contexts live in one process (tests, simulation, multi-core).
  *
- * Time is an argument (GUIDE principle 2): every call that needs the time
+ * Time is an argument (principle 2, docs/architecture.md): every call that needs the time
  * takes `now` in nanoseconds; droce never reads a clock itself. The
  * production loop reads the TSC once per iteration; tests drive a virtual
  * clock and can jump to droce_ctx_next_deadline().
@@ -19,6 +19,10 @@
 
 #include <droce/link.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct droce_ctx;
 
 /** Context parameters; droce_ctx_params_init() fills the defaults. */
@@ -30,18 +34,23 @@ struct droce_ctx_params {
 	uint32_t max_qps;         /**< QP table size */
 	uint32_t max_mrs;         /**< MR table size */
 	uint32_t burst;           /**< frames per RX burst */
-	uint64_t seed;            /**< seeds rkeys and UDP source ports; 0 = from the address */
+	uint64_t seed;            /**< seeds the context's random draws (rkeys, UDP source
+				       ports): a given seed repeats a run exactly (simulation,
+				       replay); 0 = unpredictable, from getrandom(2) */
 	const char *cc;           /**< congestion control by name (stack/cc): "fixed", "aimd",
 				       "dcqcn"; NULL = "fixed" */
 	uint32_t window_pkts;     /**< per-QP send window ceiling in packets; 0 = DROCE_DEFAULT_WINDOW_PKTS */
 	uint64_t window_bytes;    /**< ... in bytes; 0 = DROCE_DEFAULT_WINDOW_BYTES */
-	/* issue 12: RTT-driven timeout and window, rate-based cc (docs/cc.md) */
+	/* RTT-driven timeout and window, rate-based cc (docs/cc.md) */
 	uint8_t timeout_mode;     /**< enum droce_timeout_mode; 0 = DROCE_DEFAULT_TIMEOUT_MODE */
 	uint64_t rto_min_ns;      /**< adaptive timeout floor; 0 = DROCE_DEFAULT_RTO_MIN_NS */
 	bool window_tune;         /**< window follows delivery rate x min RTT (x2), within
 				       [window_min_bytes, window_bytes] */
 	uint64_t window_min_bytes; /**< 0 = DROCE_DEFAULT_WINDOW_MIN_BYTES */
 	double line_rate_gbps;    /**< where rate-based cc (dcqcn) starts; 0 = 100 */
+	uint8_t max_mtu;          /**< enum droce_mtu (verbs.h): the largest path MTU the link
+				       carries (a port's roce_mtu); modify_qp refuses a larger
+				       one; 0 = 4096 */
 };
 
 /** ACK timeout of a QP (docs/cc.md). */
@@ -57,7 +66,8 @@ void droce_ctx_params_init(struct droce_ctx_params *p);
 /**
  * Create a context.
  * @return the context, or NULL with errno EINVAL (no link ops, bad ip_version,
- *         unknown cc name) or ENOMEM.
+ *         unknown cc name, max_mtu not a droce_mtu), ENOMEM, or the errno of
+ *         getrandom(2) when no seed was given and it failed.
  */
 struct droce_ctx *droce_ctx_create(const struct droce_ctx_params *p);
 
@@ -89,7 +99,19 @@ struct droce_ctx_stats {
 /** Copy the context counters. @return 0 or -EINVAL. */
 int droce_ctx_get_stats(const struct droce_ctx *ctx, struct droce_ctx_stats *out);
 
+/**
+ * The context's QPs (RC and UD; not the GSI QP), in QPN order: up to @p max
+ * into @p out (which may be NULL with @p max 0). From the context's thread.
+ * @return how many there are (more than @p max: the first @p max written).
+ */
+struct droce_qp;
+unsigned droce_ctx_qps(const struct droce_ctx *ctx, struct droce_qp **out, unsigned max);
+
 /** Name of a drop reason index, e.g. "BAD_ICRC", "UNKNOWN_QPN"; NULL past the last. */
 const char *droce_drop_reason_name(unsigned reason);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -12,6 +12,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /** Most payload segments one frame can reference (the SGEs it spans). */
 #define DROCE_TX_MAX_SEG 8
 
@@ -85,5 +89,9 @@ struct droce_link {
 	const struct droce_link_ops *ops;
 	void *priv;
 };
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * Every tunable's default, in one place (GUIDE principle 7). Each is settable
+ * Every tunable's default, in one place (principle 7, docs/architecture.md). Each is settable
  * per context (struct droce_ctx_params) or per QP (struct droce_qp_attr,
  * struct droce_qp_init_attr) and documented in docs/tuning.md.
  */

@@ -16,11 +16,40 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct droce_ctx;
 struct droce_cq;
 struct droce_qp;
 struct droce_ah;
 struct droce_srq;
+struct droce_pd;
+
+/* ---------------------------------------------------------------- PD -- */
+
+/**
+ * A protection domain (IBTA 10.2.3): memory regions, QPs and address
+ * handles belong to one, and a QP reaches only the regions of its own PD,
+ * by L_Key and R_Key alike (10.6.3.2). Every context has a PD of its own
+ * that the calls without one use (droce_reg_mr, a QP created with
+ * init_attr.pd NULL, droce_create_ah): an application with one client needs
+ * no PD; a server that keeps its clients apart gives each a PD.
+ */
+
+/**
+ * Allocate a protection domain.
+ * @return the PD, or NULL with errno EINVAL (NULL context) or ENOMEM.
+ */
+struct droce_pd *droce_alloc_pd(struct droce_ctx *ctx);
+
+/**
+ * Free a protection domain (as rdma-core's ibv_dealloc_pd).
+ * @return 0; -EINVAL (NULL, or the context's own PD); -EBUSY while a memory
+ *         region, QP or address handle is still in it.
+ */
+int droce_dealloc_pd(struct droce_pd *pd);
 
 /* ---------------------------------------------------------------- MR -- */
 
@@ -38,12 +67,18 @@ struct droce_mr {
 	void *addr;
 	size_t length;
 	uint32_t lkey;
-	uint32_t rkey;      /**< not guessable: random key bits, checked on every access */
+	/** The slot's index in the low bits, the rest a keyed permutation of the
+	 * slot's registration count (docs/security.md): not guessable from other
+	 * keys, and a key kept after deregistration matches no later
+	 * registration until its slot was registered 2^(32 - slot bits) times
+	 * more (2^20 with the default 4096 MRs). Checked on every access. */
+	uint32_t rkey;
 	unsigned access;    /**< DROCE_ACCESS_* */
+	struct droce_pd *pd; /**< its protection domain */
 };
 
 /**
- * Register @p length bytes at @p addr.
+ * Register @p length bytes at @p addr in the context's own PD.
  * REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE (IBTA 10.6.3.1).
  * @return the region, or NULL with errno EINVAL (bad flags, NULL addr with a
  *         non-zero length), ENOMEM (no memory or no free key).
@@ -51,9 +86,17 @@ struct droce_mr {
 struct droce_mr *droce_reg_mr(struct droce_ctx *ctx, void *addr, size_t length,
 			      unsigned access);
 
+/** droce_reg_mr() in protection domain @p pd (EINVAL for a NULL @p pd). */
+struct droce_mr *droce_reg_mr_pd(struct droce_pd *pd, void *addr, size_t length,
+				 unsigned access);
+
 /**
- * Deregister a region. Its rkey and lkey are invalid from now on: a peer
- * still using the rkey gets a remote access error.
+ * Deregister a region. Its rkey and lkey are invalid from now on, and a
+ * message already under way stops (IBTA 10.6.3.2): a WRITE's later packets
+ * and a READ's later responses get NAK remote access, a WQE whose local
+ * buffer it was completes with LOC_PROT_ERR, a SEND into a receive buffer
+ * in it completes that receive with LOC_PROT_ERR (NAK remote operational
+ * error). No byte of it is read or written after this returns.
  * @return 0, or -EINVAL for NULL.
  */
 int droce_dereg_mr(struct droce_mr *mr);
@@ -190,6 +233,15 @@ static inline unsigned droce_mtu_bytes(enum droce_mtu m)
 	return (m >= DROCE_MTU_256 && m <= DROCE_MTU_4096) ? 128u << m : 0u;
 }
 
+/** The largest path MTU of at most @p bytes (DROCE_MTU_256 below 512). */
+static inline enum droce_mtu droce_mtu_of_bytes(unsigned bytes)
+{
+	enum droce_mtu m = DROCE_MTU_4096;
+	while (m > DROCE_MTU_256 && droce_mtu_bytes(m) > bytes)
+		m = (enum droce_mtu)(m - 1);
+	return m;
+}
+
 /** IBTA 10.3.1 QP states. */
 enum droce_qp_state {
 	DROCE_QPS_RESET,
@@ -242,6 +294,7 @@ struct droce_qp_init_attr {
 	struct droce_qp_cap cap;  /**< zeros take the params.h defaults */
 	int sq_sig_all;           /**< every send WR completes, as if SIGNALED */
 	enum droce_qp_type qp_type; /**< 0 = RC */
+	struct droce_pd *pd;      /**< its protection domain; NULL = the context's own */
 	/** RC or UD: take receives from this shared receive queue instead of
 	 * an RQ of the QP's own (cap.max_recv_wr/sge are then ignored and
 	 * read back 0; droce_post_recv on the QP fails -EINVAL). */
@@ -293,8 +346,9 @@ enum droce_qp_attr_mask {
  * Create a QP in RESET: RC (attr->qp_type 0), UD, or the context's GSI QP
  * (QPN 1, Q_Key DROCE_GSI_QKEY already set).
  * @return the QP, or NULL with errno EINVAL (missing CQ, caps over the
- *         context's limits, unknown qp_type), EBUSY (a second GSI QP) or
- *         ENOMEM.
+ *         context's limits, unknown qp_type, a PD of another context),
+ *         EBUSY (a second GSI QP) or ENOMEM. QPNs rotate: a destroyed QP's
+ *         number comes back only after every other free one was used.
  */
 struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_init_attr *attr);
 
@@ -319,7 +373,8 @@ uint32_t droce_qp_num(const struct droce_qp *qp);
  * the largest message it sends, default 4096.
  * @return 0; -EINVAL for an illegal transition, a missing required attribute,
  *         an attribute not allowed on this transition (QKEY on an RC QP), or
- *         a value out of range.
+ *         a value out of range (a PATH_MTU above the context's max_mtu: the
+ *         link would drop its full-size frames).
  */
 int droce_modify_qp(struct droce_qp *qp, const struct droce_qp_attr *attr, unsigned mask);
 
@@ -353,17 +408,23 @@ enum droce_send_flags {
 
 /**
  * A UD address handle: where datagrams go (IBTA 10.2.2.1, 11.2.2). The
- * attributes are copied; a send WR refers to the handle, so it must outlive
- * the WRs posted with it (as in verbs).
+ * attributes are copied; a send WR refers to the handle. A handle destroyed
+ * while WRs posted with it are outstanding stays valid for them: its memory
+ * goes when the last of them has left or was flushed.
  */
 
 /**
  * Create an address handle for @p attr (ip_version must be the context's,
- * dscp 0..63; dst_mac is the resolved next hop; ttl 0 = the default).
+ * dscp 0..63; dst_mac is the resolved next hop; ttl 0 = the default) in the
+ * context's own PD.
  * @return the handle, or NULL with errno EINVAL (NULL argument, another IP
  *         version, dscp > 63) or ENOMEM.
  */
 struct droce_ah *droce_create_ah(struct droce_ctx *ctx, const struct droce_ah_attr *attr);
+
+/** droce_create_ah() in protection domain @p pd; a UD QP takes only the
+ * handles of its own PD (IBTA 10.2.3). */
+struct droce_ah *droce_create_ah_pd(struct droce_pd *pd, const struct droce_ah_attr *attr);
 
 /** Destroy an address handle. @return 0, or -EINVAL for NULL. */
 int droce_destroy_ah(struct droce_ah *ah);
@@ -420,7 +481,7 @@ struct droce_recv_wr {
  *         8-byte aligned or length != 8, QP in RESET/INIT/RTR... per IBTA
  *         10.8.1: posting to the SQ needs RTS or SQD; UD: an opcode other
  *         than SEND/SEND_WITH_IMM, no address handle or one of another
- *         context, remote QPN over 24 bits), -ENOMEM (SQ full).
+ *         context or PD, remote QPN over 24 bits), -ENOMEM (SQ full).
  *         A bad lkey is not a post error: it completes with LOC_PROT_ERR.
  */
 int droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr, struct droce_send_wr **bad_wr);
@@ -459,12 +520,14 @@ enum droce_srq_attr_mask {
 };
 
 /**
- * Create a shared receive queue.
+ * Create a shared receive queue in @p pd (NULL: the context's own): the
+ * lkeys of the WQEs posted to it are checked against that PD (10.6.3.2),
+ * and the QPs created on it must be in it.
  * @return the SRQ, or NULL with errno EINVAL (NULL argument, max_wr 0 or over
- *         65535, max_sge 0 or over 8) or ENOMEM.
+ *         65535, max_sge 0 or over 8, a PD of another context) or ENOMEM.
  */
-struct droce_srq *droce_create_srq(struct droce_ctx *ctx, const struct droce_srq_attr *attr,
-				   void *srq_context);
+struct droce_srq *droce_create_srq(struct droce_ctx *ctx, struct droce_pd *pd,
+				   const struct droce_srq_attr *attr, void *srq_context);
 
 /**
  * Resize (DROCE_SRQ_MAX_WR: WQEs queued are kept, in order) and/or arm the
@@ -550,7 +613,7 @@ struct droce_qp_stats {
 	uint64_t acks_sent, acks_rcvd;
 	uint64_t cnp_sent, cnp_rcvd, ecn_marked;
 	uint64_t drops;             /**< packets for this QP dropped (see ctx drop reasons) */
-	/* RTT and what it drives (issue 12, docs/cc.md); 0 until measured */
+	/* RTT and what it drives (docs/cc.md); 0 until measured */
 	uint64_t rtt_samples;       /**< RTT samples taken (AckReq packets ACKed, not retransmitted) */
 	uint64_t rtt_min_ns, rtt_srtt_ns, rtt_var_ns; /**< min, smoothed, mean deviation */
 	uint64_t rto_ns;            /**< the ACK timeout armed next (ibta or adaptive) */
@@ -560,6 +623,13 @@ struct droce_qp_stats {
 	uint64_t delivery_mbps;     /**< measured delivery rate (window tuning), Mbit/s */
 	/* UD (IBTA 9.8.4) */
 	uint64_t ud_oversize;       /**< UD sends longer than the MTU: completed, not sent (C10-93.1.1) */
+	/* where the QP is, when the counters were copied */
+	uint8_t qp_state;           /**< enum droce_qp_state */
+	uint32_t psn_next;          /**< requester: PSN of the next new packet */
+	uint32_t psn_una;           /**< requester: oldest PSN not yet acknowledged */
+	uint32_t psn_expected;      /**< responder: the PSN it expects next (ePSN) */
+	uint64_t cc_rate_mbps;      /**< the rate the cc paces at (dcqcn's current rate);
+				         0 for algorithms that keep only a window */
 };
 
 /**
@@ -578,5 +648,12 @@ int droce_qp_set_cc(struct droce_qp *qp, const char *name);
 
 /** Copy a QP's counters. @return 0 or -EINVAL. */
 int droce_qp_get_stats(const struct droce_qp *qp, struct droce_qp_stats *out);
+
+/** The name of a QP's congestion control ("dcqcn", ...). Never NULL. */
+const char *droce_qp_cc_name(const struct droce_qp *qp);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -700,7 +700,7 @@ def bidir():
 
 @case
 def nic_hiroce():
-    """Two NICs with a HiRoCE card's requester policy (issue 8 item 13): MigReq
+    """Two NICs with a HiRoCE card's requester policy: MigReq
     set on every packet (the path migration state, as ConnectX), AckReq on a
     SEND_FIRST as well as on the last packet, ACKs with real credit counts
     (9.7.7.2). None of it is droce's policy, none of it changes a message:
@@ -785,7 +785,7 @@ def req_timer_race():
 
 
 # ---------------------------------------------------- lossy links (rxe) --
-# Issue 10 item 5: captures of a link with loss, as tcpdump on the qemu
+# Captures of a link with loss, as tcpdump on the qemu
 # bridge sees rxe (10.0.0.2) talking to droce (10.0.0.1) with netem loss in
 # the guest: rxe's packets lost before the capture point leave gaps in its
 # stream, its go-back-N resends fill them. Each scenario here is droce's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real lossy captures from droce itself (issue 10 item 5): droce-perf server
+# Real lossy captures from droce itself: droce-perf server
 # and client over memif, both receiving through `--impair` (seeded loss and
 # reordering behind the capture point), each writing `--capture`. For each
 # TEST the client's capture becomes pcap/lossy/perf-TEST.pcap, with

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/splitmix64.h"
 #include "cm/cm.h"
 #include "cm/cm_int.h"
 #include "wire/bytes.h"
@@ -45,13 +46,10 @@ const char *droce_cm_event_name(enum droce_cm_event_type t)
 	return (unsigned)t < sizeof(n) / sizeof(n[0]) ? n[t] : "INVALID";
 }
 
-/* splitmix64: communication IDs and TIDs from the caller's seed. */
+/* Communication IDs and TIDs from the caller's seed (base/splitmix64.h). */
 static uint64_t rng_next(uint64_t *s)
 {
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
+	return droce_splitmix64(s);
 }
 
 bool droce_cm_addr_ok(const struct droce_cm_addr *a)

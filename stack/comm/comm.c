@@ -13,15 +13,16 @@
 
 #include "comm/spsc.h"
 
-#define COMM_MAX_CHAN 64
-#define COMM_MAX_CQ 256
 #define COMM_BATCH 32
 
-enum cmd_kind { CMD_SEND, CMD_RECV };
+enum cmd_kind { CMD_SEND, CMD_RECV, CMD_DEAD };
 
-/* One ring slot: a WR and its SGEs copied by value. */
+/* One ring slot: a WR and its SGEs copied by value. CMD_DEAD: its QP was
+ * destroyed while it waited (dropped, no completion); refuse: its address
+ * handle was destroyed while it waited (completes LOC_QP_OP_ERR). */
 struct cmd {
 	enum cmd_kind kind;
+	int refuse;
 	struct droce_qp *qp;
 	union {
 		struct droce_send_wr send;
@@ -36,40 +37,36 @@ struct droce_chan {
 	void *mem;
 };
 
+/* Channels are allocated on first use (droce_comm_chan), never move (the
+ * application holds their pointers) and go with the comm; the poll looks
+ * at channels [0, n_used) only. */
 struct droce_comm {
 	struct droce_ctx *ctx;
-	unsigned n_chan;
-	unsigned n_cq;
-	struct droce_chan chan[COMM_MAX_CHAN];
-	struct { struct droce_cq *cq; struct droce_chan *chan; } cq[COMM_MAX_CQ];
+	unsigned n_chan, n_used, depth;
+	unsigned n_cq, cap_cq;
+	struct droce_chan **chan;
+	struct { struct droce_cq *cq; struct droce_chan *chan; } *cq;
 };
 
 struct droce_comm *droce_comm_create(struct droce_ctx *ctx, unsigned n_chan, unsigned depth)
 {
 	if (depth == 0)
 		depth = 1024;
-	if (!ctx || n_chan == 0 || n_chan > COMM_MAX_CHAN || depth < 2 || (depth & (depth - 1))) {
+	if (!ctx || n_chan == 0 || n_chan > DROCE_COMM_MAX_CHAN || depth < 2 || (depth & (depth - 1))) {
 		errno = EINVAL;
 		return NULL;
 	}
 	struct droce_comm *c = calloc(1, sizeof(*c));
-	if (!c)
+	if (c)
+		c->chan = calloc(n_chan, sizeof(*c->chan));
+	if (!c || !c->chan) {
+		free(c);
+		errno = ENOMEM;
 		return NULL;
-	c->ctx = ctx;
-	for (unsigned i = 0; i < n_chan; i++) {
-		struct droce_chan *ch = &c->chan[i];
-		size_t cmd_bytes = (size_t)depth * sizeof(struct cmd);
-		ch->mem = aligned_alloc(64, cmd_bytes + (size_t)depth * sizeof(struct droce_wc));
-		if (!ch->mem) {
-			c->n_chan = i;
-			droce_comm_destroy(c);
-			errno = ENOMEM;
-			return NULL;
-		}
-		droce_spsc_init(&ch->cmd, ch->mem, depth, sizeof(struct cmd));
-		droce_spsc_init(&ch->wc, (uint8_t *)ch->mem + cmd_bytes, depth, sizeof(struct droce_wc));
 	}
+	c->ctx = ctx;
 	c->n_chan = n_chan;
+	c->depth = depth;
 	return c;
 }
 
@@ -78,13 +75,38 @@ void droce_comm_destroy(struct droce_comm *c)
 	if (!c)
 		return;
 	for (unsigned i = 0; i < c->n_chan; i++)
-		free(c->chan[i].mem);
+		if (c->chan[i]) {
+			free(c->chan[i]->mem);
+			free(c->chan[i]);
+		}
+	free(c->chan);
+	free(c->cq);
 	free(c);
 }
 
 struct droce_chan *droce_comm_chan(struct droce_comm *c, unsigned i)
 {
-	return c && i < c->n_chan ? &c->chan[i] : NULL;
+	if (!c || i >= c->n_chan)
+		return NULL;
+	if (c->chan[i])
+		return c->chan[i];
+	struct droce_chan *ch = calloc(1, sizeof(*ch));
+	size_t cmd_bytes = (size_t)c->depth * sizeof(struct cmd);
+	/* aligned_alloc wants a multiple of the alignment (C11 7.22.3.1). */
+	size_t bytes = (cmd_bytes + (size_t)c->depth * sizeof(struct droce_wc) + 63) & ~(size_t)63;
+	if (ch)
+		ch->mem = aligned_alloc(64, bytes);
+	if (!ch || !ch->mem) {
+		free(ch);
+		errno = ENOMEM;
+		return NULL;
+	}
+	droce_spsc_init(&ch->cmd, ch->mem, c->depth, sizeof(struct cmd));
+	droce_spsc_init(&ch->wc, (uint8_t *)ch->mem + cmd_bytes, c->depth, sizeof(struct droce_wc));
+	c->chan[i] = ch;
+	if (i >= c->n_used)
+		c->n_used = i + 1;
+	return ch;
 }
 
 int droce_comm_bind_cq(struct droce_comm *c, struct droce_cq *cq, struct droce_chan *chan)
@@ -94,12 +116,30 @@ int droce_comm_bind_cq(struct droce_comm *c, struct droce_cq *cq, struct droce_c
 	for (unsigned i = 0; i < c->n_cq; i++)
 		if (c->cq[i].cq == cq)
 			return -EBUSY;
-	if (c->n_cq == COMM_MAX_CQ)
-		return -ENOSPC;
+	if (c->n_cq == c->cap_cq) {
+		unsigned cap = c->cap_cq ? 2 * c->cap_cq : 16;
+		void *p = realloc(c->cq, cap * sizeof(*c->cq));
+		if (!p)
+			return -ENOMEM;
+		c->cq = p;
+		c->cap_cq = cap;
+	}
 	c->cq[c->n_cq].cq = cq;
 	c->cq[c->n_cq].chan = chan;
 	c->n_cq++;
 	return 0;
+}
+
+int droce_comm_unbind_cq(struct droce_comm *c, struct droce_cq *cq)
+{
+	if (!c || !cq)
+		return -EINVAL;
+	for (unsigned i = 0; i < c->n_cq; i++)
+		if (c->cq[i].cq == cq) {
+			c->cq[i] = c->cq[--c->n_cq];
+			return 0;
+		}
+	return -ENOENT;
 }
 
 /* A WR the QP refused: the application learns it from its completion ring. */
@@ -126,7 +166,11 @@ static unsigned drain_cmds(struct droce_chan *ch)
 	 * always has somewhere to go. */
 	while (n < COMM_BATCH && droce_spsc_reserve(&ch->wc) && (m = droce_spsc_peek(&ch->cmd))) {
 		int r;
-		if (m->kind == CMD_SEND) {
+		if (m->kind == CMD_DEAD) {
+			r = 0;
+		} else if (m->refuse) {
+			r = m->refuse;
+		} else if (m->kind == CMD_SEND) {
 			struct droce_send_wr *bad;
 			m->wr.send.sg_list = m->sge;
 			m->wr.send.next = NULL;
@@ -163,8 +207,9 @@ static unsigned drain_cq(struct droce_cq *cq, struct droce_chan *ch)
 unsigned droce_comm_poll(struct droce_comm *c, uint64_t now)
 {
 	unsigned work = 0;
-	for (unsigned i = 0; i < c->n_chan; i++)
-		work += drain_cmds(&c->chan[i]);
+	for (unsigned i = 0; i < c->n_used; i++)
+		if (c->chan[i])
+			work += drain_cmds(c->chan[i]);
 	work += droce_ctx_poll(c->ctx, now);
 	for (unsigned i = 0; i < c->n_cq; i++)
 		work += drain_cq(c->cq[i].cq, c->cq[i].chan);
@@ -180,6 +225,7 @@ static int post(struct droce_chan *ch, struct droce_qp *qp, enum cmd_kind kind,
 	if (!m)
 		return -EAGAIN;
 	m->kind = kind;
+	m->refuse = 0;
 	m->qp = qp;
 	if (kind == CMD_SEND)
 		m->wr.send = *(const struct droce_send_wr *)wr;
@@ -189,6 +235,53 @@ static int post(struct droce_chan *ch, struct droce_qp *qp, enum cmd_kind kind,
 		memcpy(m->sge, sg, (size_t)num_sge * sizeof(*sg));
 	droce_spsc_push(&ch->cmd);
 	return 0;
+}
+
+/* Every command waiting in a channel's ring, oldest first: the comm core
+ * is the rings' consumer, and what the application published (head, read
+ * with acquire) is the consumer's to rewrite until it pops it. */
+static void each_cmd(struct droce_comm *c, void (*fn)(struct cmd *, const void *), const void *arg)
+{
+	for (unsigned i = 0; i < c->n_chan; i++) {
+		if (!c->chan[i])
+			continue; /* never used: nothing queued */
+		struct droce_spsc *r = &c->chan[i]->cmd;
+		uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+		uint32_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+		for (; t != h; t++)
+			fn((struct cmd *)(void *)(r->slots + (size_t)(t & r->mask) * r->slot_size), arg);
+	}
+}
+
+static void kill_qp(struct cmd *m, const void *qp)
+{
+	if (m->qp == qp)
+		m->kind = CMD_DEAD;
+}
+
+static void refuse_ah(struct cmd *m, const void *ah)
+{
+	struct droce_qp_attr a;
+	if (m->kind != CMD_SEND || m->wr.send.wr.ud.ah != ah || droce_query_qp(m->qp, &a, 0))
+		return;
+	if (a.qp_type != DROCE_QPT_RC) /* wr.ud is an RC WR's remote address */
+		m->refuse = -EINVAL;
+}
+
+int droce_comm_destroy_qp(struct droce_comm *c, struct droce_qp *qp)
+{
+	if (!c || !qp)
+		return -EINVAL;
+	each_cmd(c, kill_qp, qp);
+	return droce_destroy_qp(qp);
+}
+
+int droce_comm_destroy_ah(struct droce_comm *c, struct droce_ah *ah)
+{
+	if (!c || !ah)
+		return -EINVAL;
+	each_cmd(c, refuse_ah, ah);
+	return droce_destroy_ah(ah);
 }
 
 int droce_chan_post_send(struct droce_chan *ch, struct droce_qp *qp, const struct droce_send_wr *wr)

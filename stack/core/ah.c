@@ -3,7 +3,11 @@
  * UD address handles (IBTA 10.2.2.1, 11.2.2): the RoCEv2 address vector of
  * a datagram's destination. The network fields of every datagram sent
  * through a handle are computed once, here; a UD send WR only names the
- * handle (transport/ud.c builds its headers from them).
+ * handle (transport/ud.c builds its headers from them). A handle is
+ * reference counted: each UD WQE naming it holds a reference until it has
+ * left or was flushed (core/qp.c, transport/ud.c, transport/error.c), so an
+ * application that destroys a handle with datagrams still queued frees
+ * nothing they use.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,9 +15,10 @@
 
 #include "core/core_int.h"
 
-struct droce_ah *droce_create_ah(struct droce_ctx *ctx, const struct droce_ah_attr *attr)
+static struct droce_ah *create(struct droce_ctx *ctx, struct droce_pd *pd,
+			       const struct droce_ah_attr *attr)
 {
-	if (!ctx || !attr || attr->ip_version != ctx->p.ip_version || attr->dscp > 63) {
+	if (!attr || attr->ip_version != ctx->p.ip_version || attr->dscp > 63) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -23,6 +28,9 @@ struct droce_ah *droce_create_ah(struct droce_ctx *ctx, const struct droce_ah_at
 		return NULL;
 	}
 	ah->ctx = ctx;
+	ah->pd = pd;
+	ah->refs = 1;
+	pd->users++;
 	ah->attr = *attr;
 	struct droce_net_fields *n = &ah->net;
 	memcpy(n->dst_mac, attr->dst_mac, 6);
@@ -43,6 +51,24 @@ struct droce_ah *droce_create_ah(struct droce_ctx *ctx, const struct droce_ah_at
 	return ah;
 }
 
+struct droce_ah *droce_create_ah(struct droce_ctx *ctx, const struct droce_ah_attr *attr)
+{
+	if (!ctx) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return create(ctx, &ctx->pd0, attr);
+}
+
+struct droce_ah *droce_create_ah_pd(struct droce_pd *pd, const struct droce_ah_attr *attr)
+{
+	if (!pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return create(pd->ctx, pd, attr);
+}
+
 int droce_destroy_ah(struct droce_ah *ah)
 {
 	if (!ah)
@@ -54,6 +80,9 @@ int droce_destroy_ah(struct droce_ah *ah)
 		ctx->ahs = ah->next;
 	if (ah->next)
 		ah->next->prev = ah->prev;
-	free(ah);
+	ah->prev = ah->next = NULL;
+	ah->pd->users--;
+	ah->pd = NULL; /* the PD may go now; what is queued needs only the fields */
+	droce_ah_put(ah);
 	return 0;
 }

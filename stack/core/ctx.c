@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/core_int.h"
+#include "core/rand.h"
 #include "wire/icrc_fast.h"
 #include "transport/rx_fused.h"
 #include "wire/opcode.h"
@@ -46,23 +47,13 @@ void droce_ctx_params_init(struct droce_ctx_params *p)
 	p->line_rate_gbps = 100;
 }
 
-/* xorshift64*: rkey bits and UDP source ports; per context, seeded. */
-uint64_t droce_ctx_rand(struct droce_ctx *ctx)
-{
-	uint64_t x = ctx->rng;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	ctx->rng = x;
-	return x * 0x2545F4914F6CDD1DULL;
-}
-
 struct droce_ctx *droce_ctx_create(const struct droce_ctx_params *p)
 {
 	if (!p || !p->link.ops || !p->link.ops->tx || !p->link.ops->rx_burst ||
 	    (p->ip_version != 4 && p->ip_version != 6) || p->max_qps == 0 ||
 	    p->max_qps > (DROCE_QPN_MASK - DROCE_QPN_BASE) || p->max_mrs == 0 ||
-	    p->max_mrs > (1u << 24) || p->burst == 0 || p->burst > 4096) {
+	    p->max_mrs > (1u << 24) || p->burst == 0 || p->burst > 4096 ||
+	    (p->max_mtu && !droce_mtu_bytes((enum droce_mtu)p->max_mtu))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -74,6 +65,12 @@ struct droce_ctx *droce_ctx_create(const struct droce_ctx_params *p)
 	struct droce_ctx *ctx = calloc(1, sizeof(*ctx));
 	if (!ctx) {
 		errno = ENOMEM;
+		return NULL;
+	}
+	int rc = droce_ctx_seed(ctx, p->seed); /* before anything else needs freeing */
+	if (rc) {
+		free(ctx);
+		errno = -rc;
 		return NULL;
 	}
 	ctx->p = *p;
@@ -89,6 +86,8 @@ struct droce_ctx *droce_ctx_create(const struct droce_ctx_params *p)
 		ctx->p.window_min_bytes = DROCE_DEFAULT_WINDOW_MIN_BYTES;
 	if (!(ctx->p.line_rate_gbps > 0))
 		ctx->p.line_rate_gbps = 100;
+	if (!ctx->p.max_mtu)
+		ctx->p.max_mtu = DROCE_MTU_4096;
 	ctx->link = p->link;
 	ctx->cc = cc;
 	/* One slot more than max_qps: the GSI QP's (QPN 1, index max_qps). */
@@ -107,16 +106,16 @@ struct droce_ctx *droce_ctx_create(const struct droce_ctx_params *p)
 		errno = ENOMEM;
 		return NULL;
 	}
-	uint64_t seed = p->seed;
-	if (!seed) {
-		/* From the address: two contexts differ, runs repeat. */
-		seed = 0x9E3779B97F4A7C15ULL;
-		for (unsigned i = 0; i < 16; i++)
-			seed = (seed ^ p->ip[i]) * 0x100000001B3ULL;
-		for (unsigned i = 0; i < 6; i++)
-			seed = (seed ^ p->mac[i]) * 0x100000001B3ULL;
-	}
-	ctx->rng = seed ? seed : 1;
+	/* Keys: the slot in the low bits (one mask per lookup), the rest the
+	 * slot's registration count permuted under the context's secret
+	 * (core/mr.c): at least 8 bits, 20 with the default 4096 MRs. */
+	ctx->mr_bits = 1;
+	while ((1u << ctx->mr_bits) < p->max_mrs)
+		ctx->mr_bits++;
+	ctx->mr_mask = (1u << ctx->mr_bits) - 1;
+	ctx->pd0.ctx = ctx;
+	ctx->pd0.id = 1;
+	ctx->pd_next = 2;
 	droce_icrc_seeds_init(&ctx->icrc_seeds);
 	return ctx;
 }
@@ -135,10 +134,12 @@ int droce_ctx_destroy(struct droce_ctx *ctx)
 	for (uint32_t i = 0; i < ctx->p.max_mrs; i++)
 		if (ctx->mrs[i].used)
 			droce_dereg_mr(&ctx->mrs[i].mr);
+	while (ctx->srqs) /* no QP uses it any more; before its PD */
+		droce_destroy_srq(ctx->srqs);
+	while (ctx->pds) /* nothing is in them any more */
+		droce_dealloc_pd(ctx->pds);
 	while (ctx->cqs)
 		droce_destroy_cq(ctx->cqs); /* no QP uses it any more */
-	while (ctx->srqs)
-		droce_destroy_srq(ctx->srqs);
 	free(ctx->qps);
 	free(ctx->mrs);
 	free(ctx->rxf);
@@ -220,46 +221,40 @@ static bool pkey_ok(uint16_t a, uint16_t b)
 	return (a & 0x7FFFu) == (b & 0x7FFFu) && ((a | b) & 0x8000u);
 }
 
-/* A datagram (IBTA 9.8.4) for a UD or GSI QP: the P_Key as for RC, then
- * the transport (transport/ud.c: state, Q_Key, receive WQE). Any other
- * service to a UD QP, or UD to an RC QP, is dropped. */
-static struct droce_qp *rx_not_rc(struct droce_ctx *ctx, struct droce_qp *qp,
-				   const struct droce_pkt *pkt, enum droce_service svc, uint64_t now)
+static bool icrc_ok(struct droce_ctx *ctx, const struct droce_rx_frame *f,
+		    const struct droce_pkt *pkt, enum droce_l3 kind)
 {
-	if (qp->type == DROCE_QPT_RC) {
-		droce_ctx_drop(ctx, qp, DROCE_DROP_NOT_RC);
-		return NULL;
-	}
-	if (svc != DROCE_SVC_UD) {
-		droce_ctx_drop(ctx, qp, DROCE_DROP_NOT_UD);
-		return NULL;
-	}
-	if (!pkey_ok(pkt->h.bth.pkey, qp->attr.pkey)) {
-		droce_ctx_drop(ctx, qp, DROCE_DROP_BAD_PKEY);
-		return NULL;
-	}
-	droce_tp_rx(qp, pkt, now);
-	after_rx(qp);
-	return qp;
+	return droce_icrc_rx(&ctx->icrc_seeds, f->data + pkt->l3_off, kind,
+			     pkt->l3_len - DROCE_ICRC_LEN) == pkt->icrc;
 }
 
-/* One received frame. @return the QP whose transport took it (its timer
- * still to fold), or NULL. */
+/*
+ * One received frame, in rxe's order (rxe_rcv -> hdr_check -> ICRC):
+ *  1. parse;
+ *  2. the header checks, which have no side effects (the ICRC is not yet
+ *     verified, so nothing here may move state): destination IP, the QP,
+ *     then per service the QP's type, its P_Key (IBTA 10.9.3) and, for RC,
+ *     the source (an RC QP talks to one peer, its address vector, 11.2.5.1
+ *     RTR: a packet from any other address is not its peer's, whatever its
+ *     PSN; rxe checks the source GID the same way). A datagram (9.8.4) for
+ *     a UD or GSI QP goes on to transport/ud.c (state, Q_Key, receive WQE);
+ *     any other service to a UD QP, or UD to an RC QP, is dropped. CNPs go
+ *     to their QP's congestion control whatever its type, after the same
+ *     P_Key and (RC) source checks;
+ *  3. the responder's one-pass placement (transport/rx_fused.h) or the
+ *     ICRC (A17.4.5: a frame whose ICRC fails is dropped);
+ *  4. the transport.
+ * A frame the header checks refuse is counted BAD_ICRC when its ICRC is
+ * wrong too, as if the ICRC came first: corruption is told apart from a
+ * well-formed frame for another QP or peer (the drop path pays for it).
+ * @return the QP whose transport took it (its timer still to fold), or NULL.
+ */
 static struct droce_qp *rx_one(struct droce_ctx *ctx, const struct droce_rx_frame *f, uint64_t now)
 {
 	struct droce_pkt pkt;
-	/* The parser's checks, then the ICRC in one CRC call (wire/icrc_fast.h). */
+	struct droce_qp *qp = NULL;
+	enum droce_drop_reason why;
 	enum droce_parse_result r = droce_parse_rx(f->data, f->len, &pkt);
-	if (r == DROCE_PARSE_OK) {
-		enum droce_l3 kind = pkt.h.net.rocev1 ? DROCE_L3_GRH
-				     : pkt.h.net.ip_version == 4 ? DROCE_L3_IPV4 : DROCE_L3_IPV6;
-		/* transport/rx_fused.h; its size test here, not behind a call per frame. */
-		int fused = pkt.h.payload_len < DROCE_RX_FUSED_MIN ? 0 : droce_tp_rx_fused(ctx, &pkt, kind);
-		if (fused < 0 || (fused == 0 && droce_icrc_rx(&ctx->icrc_seeds, f->data + pkt.l3_off, kind,
-							       pkt.l3_len - DROCE_ICRC_LEN) != pkt.icrc))
-			r = DROCE_PARSE_BAD_ICRC;
-	}
-
 	if (r == DROCE_PARSE_NOT_ROCE) {
 		ctx->stats.not_roce++;
 		return NULL;
@@ -268,42 +263,59 @@ static struct droce_qp *rx_one(struct droce_ctx *ctx, const struct droce_rx_fram
 		ctx->stats.drop[droce_drop_of_parse(r)]++;
 		return NULL;
 	}
+	enum droce_l3 kind = pkt.h.net.rocev1 ? DROCE_L3_GRH
+			     : pkt.h.net.ip_version == 4 ? DROCE_L3_IPV4 : DROCE_L3_IPV6;
 	if (!dst_ip_ok(ctx, &pkt)) {
-		ctx->stats.drop[DROCE_DROP_DST_IP]++;
-		return NULL;
+		why = DROCE_DROP_DST_IP;
+		goto drop;
 	}
 	uint32_t idx = pkt.h.bth.dqpn - DROCE_QPN_BASE;
-	struct droce_qp *qp = idx < ctx->p.max_qps ? ctx->qps[idx] : NULL;
+	qp = idx < ctx->p.max_qps ? ctx->qps[idx] : NULL;
 	if (!qp && pkt.h.bth.dqpn == DROCE_GSI_QPN)
 		qp = ctx->gsi; /* MADs to QP1 (the CM's) */
 	if (!qp) {
-		ctx->stats.drop[DROCE_DROP_UNKNOWN_QPN]++;
-		return NULL;
+		why = DROCE_DROP_UNKNOWN_QPN;
+		goto drop;
 	}
 	enum droce_service svc = droce_opcode_service(pkt.h.bth.opcode);
-	if (svc == DROCE_SVC_CNP) {
-		droce_tp_rx(qp, &pkt, now);
-		after_rx(qp);
-		ctx->stats.drop[DROCE_DROP_CNP_HANDLED]++;
-		return qp;
+	bool cnp = svc == DROCE_SVC_CNP;
+	if (!cnp && (qp->type == DROCE_QPT_RC ? svc != DROCE_SVC_RC : svc != DROCE_SVC_UD)) {
+		why = qp->type == DROCE_QPT_RC ? DROCE_DROP_NOT_RC : DROCE_DROP_NOT_UD;
+		goto drop;
 	}
-	if (svc != DROCE_SVC_RC || qp->type != DROCE_QPT_RC)
-		return rx_not_rc(ctx, qp, &pkt, svc, now);
+	/* A CNP passes the P_Key and source checks as the QP's other packets
+	 * do: it slows the QP down, so a stranger's must not (A17.9.3). */
 	if (!pkey_ok(pkt.h.bth.pkey, qp->attr.pkey)) {
-		droce_ctx_drop(ctx, qp, DROCE_DROP_BAD_PKEY);
-		return NULL;
+		why = DROCE_DROP_BAD_PKEY;
+		goto drop;
 	}
-	/* An RC QP talks to one peer (its address vector, 11.2.5.1 RTR): a
-	 * packet from any other address is not its peer's, whatever its PSN
-	 * (issue 8 item 9; rxe checks the source GID the same way). */
-	if (qp->state >= DROCE_QPS_RTR &&
-	    !droce_ip_eq(pkt.h.net.src_ip, qp->attr.ah_attr.dst_ip, ctx->p.ip_version == 4)) {
-		droce_ctx_drop(ctx, qp, DROCE_DROP_SRC_IP);
-		return NULL;
+	int fused = 0;
+	if (qp->type == DROCE_QPT_RC) { /* an RC request or response, or a CNP */
+		if (qp->state >= DROCE_QPS_RTR &&
+		    !droce_ip_eq(pkt.h.net.src_ip, qp->attr.ah_attr.dst_ip, ctx->p.ip_version == 4)) {
+			why = DROCE_DROP_SRC_IP;
+			goto drop;
+		}
+		/* its size test here, not behind a call per frame */
+		if (!cnp && pkt.h.payload_len >= DROCE_RX_FUSED_MIN)
+			fused = droce_tp_rx_fused(qp, &pkt, kind);
 	}
+	if (fused < 0 || (fused == 0 && !icrc_ok(ctx, f, &pkt, kind)))
+		goto bad_icrc;
 	droce_tp_rx(qp, &pkt, now);
 	after_rx(qp);
+	if (cnp)
+		ctx->stats.drop[DROCE_DROP_CNP_HANDLED]++;
 	return qp;
+
+drop:
+	if (!icrc_ok(ctx, f, &pkt, kind))
+		goto bad_icrc;
+	droce_ctx_drop(ctx, qp, why);
+	return NULL;
+bad_icrc:
+	ctx->stats.drop[droce_drop_of_parse(DROCE_PARSE_BAD_ICRC)]++;
+	return NULL;
 }
 
 /* The QPs whose deadline is due fire once each, in deadline order (ties by

@@ -41,7 +41,8 @@ static uint32_t pow2_at_least(uint32_t v)
 struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_init_attr *ia)
 {
 	if (!ctx || !ia || !ia->send_cq || !ia->recv_cq || ia->send_cq->ctx != ctx ||
-	    ia->recv_cq->ctx != ctx || (unsigned)ia->qp_type > DROCE_QPT_GSI) {
+	    ia->recv_cq->ctx != ctx || (unsigned)ia->qp_type > DROCE_QPT_GSI ||
+	    (ia->pd && ia->pd->ctx != ctx)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -77,12 +78,21 @@ struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_in
 		errno = EINVAL;
 		return NULL;
 	}
-	uint32_t idx;
-	for (idx = ctx->qp_free; idx < ctx->p.max_qps && ctx->qps[idx]; idx++)
-		; /* lowest free slot; the ones below qp_free are all taken */
+	/* The first free index from the rotating cursor: a destroyed QP's
+	 * number comes back only after every other free one was handed out,
+	 * so a late packet for the old QP (the peer's retransmission, a CM
+	 * message of the old connection) finds no QP, or a long-lived one,
+	 * instead of the next QP created (the lowest-free rule reused it at
+	 * once). */
+	uint32_t idx = ctx->p.max_qps, n = ctx->p.max_qps;
 	if (gsi)
-		idx = ctx->p.max_qps; /* its own slot past the table (ctx.c), QPN 1 */
-	else if (idx == ctx->p.max_qps) {
+		idx = n; /* its own slot past the table (ctx.c), QPN 1 */
+	else if (ctx->nqps - (ctx->gsi != NULL) < n) {
+		uint32_t i = ctx->qp_next < n ? ctx->qp_next : 0;
+		while (ctx->qps[i])
+			i = i + 1 < n ? i + 1 : 0;
+		idx = i;
+	} else {
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -104,6 +114,9 @@ struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_in
 		return NULL;
 	}
 	qp->ctx = ctx;
+	qp->pd = ia->pd ? ia->pd : &ctx->pd0;
+	qp->pd_id = qp->pd->id;
+	qp->pd->users++;
 	qp->index = idx;
 	qp->qpn = gsi ? DROCE_GSI_QPN : idx + DROCE_QPN_BASE;
 	qp->type = (uint8_t)ia->qp_type;
@@ -147,7 +160,7 @@ struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_in
 		ctx->gsi = qp;
 		return qp;
 	}
-	ctx->qp_free = idx + 1;
+	ctx->qp_next = idx + 1;
 	if (idx + 1 > ctx->qp_hi)
 		ctx->qp_hi = idx + 1;
 	return qp;
@@ -182,9 +195,9 @@ int droce_destroy_qp(struct droce_qp *qp)
 	ctx->qps[qp->index] = NULL;
 	if (qp == ctx->gsi)
 		ctx->gsi = NULL;
-	if (qp->index < ctx->qp_free)
-		ctx->qp_free = qp->index;
 	ctx->nqps--;
+	qp->pd->users--;
+	droce_ud_swqes_release(qp, qp->sq_una, qp->sq_tail); /* dropped: their handles go */
 	qp->scq->users--;
 	qp->rcq->users--;
 	if (qp->srq)
@@ -207,7 +220,7 @@ int droce_qp_get_stats(const struct droce_qp *qp, struct droce_qp_stats *out)
 	if (!qp || !out)
 		return -EINVAL;
 	*out = qp->stats;
-	/* RTT and what it drives (issue 12): computed, not counted. */
+	/* RTT and what it drives: computed, not counted. */
 	out->rtt_samples = qp->rtt.samples;
 	out->rtt_min_ns = qp->rtt.min_ns;
 	out->rtt_srtt_ns = qp->rtt.srtt_ns;
@@ -217,6 +230,12 @@ int droce_qp_get_stats(const struct droce_qp *qp, struct droce_qp_stats *out)
 	out->window_pkts = qp->ccs.wnd_pkts;
 	out->timeout_mode = qp->timeout_mode ? qp->timeout_mode : qp->ctx->p.timeout_mode;
 	out->delivery_mbps = (uint64_t)(qp->rtt.rate_bpns * 8000.0);
+	out->qp_state = (uint8_t)qp->state;
+	out->psn_next = qp->tp.npsn;
+	out->psn_una = qp->tp.una_psn;
+	out->psn_expected = qp->tp.epsn;
+	out->cc_rate_mbps = qp->cc && !strcmp(qp->cc->name, "dcqcn")
+				    ? (uint64_t)(qp->ccs.u.dcqcn.rc * 8000.0) : 0;
 	return 0;
 }
 
@@ -328,7 +347,9 @@ static bool values_ok(const struct droce_qp_attr *a, unsigned mask, const struct
 			     DROCE_ACCESS_REMOTE_READ | DROCE_ACCESS_REMOTE_ATOMIC;
 	if ((mask & M(ACCESS_FLAGS)) && (a->qp_access_flags & ~acc))
 		return false;
-	if ((mask & M(PATH_MTU)) && !droce_mtu_bytes(a->path_mtu))
+	/* Not above what the link carries: its full-size frames would be
+	 * dropped, every message over one packet would retry and fail. */
+	if ((mask & M(PATH_MTU)) && (!droce_mtu_bytes(a->path_mtu) || a->path_mtu > ctx->p.max_mtu))
 		return false;
 	if ((mask & M(RQ_PSN)) && a->rq_psn > DROCE_PSN_MASK)
 		return false;
@@ -367,6 +388,7 @@ static uint64_t ack_timeout_ns(uint8_t t)
 
 static void qp_reset(struct droce_qp *qp)
 {
+	droce_ud_swqes_release(qp, qp->sq_una, qp->sq_tail); /* RESET drops them */
 	qp->sq_tail = qp->sq_una = 0;
 	qp->rq_tail = qp->rq_head = 0;
 	qp->comm_est = false;
@@ -394,7 +416,7 @@ int droce_modify_qp(struct droce_qp *qp, const struct droce_qp_attr *attr, unsig
 		return -EINVAL;
 	/* A rewind resegments what was sent at the MTU it was sent with: no
 	 * new path MTU while requests are outstanding (SQD is for draining
-	 * first, 11.2.5.1; issue 8 item 8). */
+	 * first, 11.2.5.1). */
 	if ((given & M(PATH_MTU)) && attr->path_mtu != qp->attr.path_mtu &&
 	    qp->sq_una != qp->tp.sq_new)
 		return -EBUSY;
@@ -530,6 +552,7 @@ static int prepare_swqe(struct droce_qp *qp, const struct droce_send_wr *wr,
 		if (off) {
 			w->seg[0].ptr = inl;
 			w->seg[0].len = off;
+			w->seg[0].mr.slot = DROCE_MR_REF_NONE; /* the QP's own copy */
 			w->nseg = 1;
 		}
 		return 0;
@@ -541,14 +564,16 @@ static int prepare_swqe(struct droce_qp *qp, const struct droce_send_wr *wr,
 		const struct droce_sge *s = &wr->sg_list[i];
 		if (!s->length)
 			continue;
-		uint8_t *p = droce_mr_lookup(qp->ctx, s->lkey, s->addr, s->length, need);
+		struct droce_seg *g = &w->seg[w->nseg];
+		uint8_t *p = droce_mr_lookup(qp->ctx, s->lkey, s->addr, s->length, need, qp->pd_id,
+					     &g->mr);
 		if (!p) {
 			w->status = DROCE_WC_LOC_PROT_ERR;
 			w->nseg = 0;
 			return 0;
 		}
-		w->seg[w->nseg].ptr = p;
-		w->seg[w->nseg].len = s->length;
+		g->ptr = p;
+		g->len = s->length;
 		w->nseg++;
 	}
 	return 0;
@@ -586,6 +611,8 @@ int droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr, struct droce_
 			flush_wr(qp, qp->scq, w->wr_id, droce_wc_opcode_of(w->opcode), w->length);
 			continue;
 		}
+		if (qp->type != DROCE_QPT_RC)
+			droce_ud_swqe_hold(w);
 		qp->sq_tail++;
 	}
 	if (qp->state == DROCE_QPS_RTS)
@@ -595,7 +622,8 @@ int droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr, struct droce_
 
 /* A receive WR as a WQE: each SGE resolved to memory now (a bad lkey
  * marks the WQE LOC_PROT_ERR, reported when a message consumes it). */
-void droce_rwqe_fill(struct droce_ctx *ctx, struct droce_rwqe *r, const struct droce_recv_wr *wr)
+void droce_rwqe_fill(struct droce_ctx *ctx, uint32_t pd_id, struct droce_rwqe *r,
+		     const struct droce_recv_wr *wr)
 {
 	r->wr_id = wr->wr_id;
 	r->status = DROCE_WC_SUCCESS;
@@ -606,13 +634,15 @@ void droce_rwqe_fill(struct droce_ctx *ctx, struct droce_rwqe *r, const struct d
 		total += s->length;
 		if (!s->length)
 			continue;
-		uint8_t *p = droce_mr_lookup(ctx, s->lkey, s->addr, s->length, DROCE_ACCESS_LOCAL_WRITE);
+		struct droce_seg *g = &r->seg[r->nseg];
+		uint8_t *p = droce_mr_lookup(ctx, s->lkey, s->addr, s->length,
+					     DROCE_ACCESS_LOCAL_WRITE, pd_id, &g->mr);
 		if (!p) {
 			r->status = DROCE_WC_LOC_PROT_ERR;
 			continue;
 		}
-		r->seg[r->nseg].ptr = p;
-		r->seg[r->nseg].len = s->length;
+		g->ptr = p;
+		g->len = s->length;
 		r->nseg++;
 	}
 	r->length = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
@@ -642,7 +672,7 @@ int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr, struct droce_
 				*bad_wr = wr;
 			return -ENOMEM;
 		}
-		droce_rwqe_fill(qp->ctx, &qp->rq[qp->rq_tail & qp->rq_mask], wr);
+		droce_rwqe_fill(qp->ctx, qp->pd_id, &qp->rq[qp->rq_tail & qp->rq_mask], wr);
 		qp->rq_tail++;
 	}
 	return 0;

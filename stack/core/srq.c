@@ -22,10 +22,12 @@ static uint32_t ring_size(uint32_t n)
 	return p;
 }
 
-struct droce_srq *droce_create_srq(struct droce_ctx *ctx, const struct droce_srq_attr *attr,
-				   void *srq_context)
+struct droce_srq *droce_create_srq(struct droce_ctx *ctx, struct droce_pd *pd,
+				   const struct droce_srq_attr *attr, void *srq_context)
 {
-	if (!ctx || !attr || !attr->max_wr || attr->max_wr > DROCE_SRQ_WR_LIMIT || !attr->max_sge ||
+	if (!pd && ctx)
+		pd = &ctx->pd0;
+	if (!ctx || !attr || pd->ctx != ctx || !attr->max_wr || attr->max_wr > DROCE_SRQ_WR_LIMIT || !attr->max_sge ||
 	    attr->max_sge > DROCE_QP_MAX_SGE) {
 		errno = EINVAL;
 		return NULL;
@@ -40,6 +42,9 @@ struct droce_srq *droce_create_srq(struct droce_ctx *ctx, const struct droce_srq
 		return NULL;
 	}
 	s->ctx = ctx;
+	s->pd = pd;
+	s->pd_id = pd->id;
+	pd->users++;
 	s->mask = n - 1;
 	s->max_wr = attr->max_wr;
 	s->max_sge = attr->max_sge;
@@ -119,6 +124,7 @@ int droce_destroy_srq(struct droce_srq *srq)
 		return -EBUSY;
 	struct droce_ctx *ctx = srq->ctx;
 	droce_event_forget(ctx, srq);
+	srq->pd->users--;
 	if (srq->prev)
 		srq->prev->next = srq->next;
 	else
@@ -150,7 +156,7 @@ int droce_post_srq_recv(struct droce_srq *srq, struct droce_recv_wr *wr,
 				*bad_wr = wr;
 			return -ENOMEM;
 		}
-		droce_rwqe_fill(srq->ctx, &srq->ring[srq->tail & srq->mask], wr);
+		droce_rwqe_fill(srq->ctx, srq->pd_id, &srq->ring[srq->tail & srq->mask], wr);
 		srq->tail++;
 	}
 	return 0;

@@ -72,7 +72,17 @@ int droce_ud_wr_check(const struct droce_qp *qp, const struct droce_send_wr *wr)
 	/* 9.8.4: UD carries SEND (with or without immediate) only. */
 	if (wr->opcode != DROCE_WR_SEND && wr->opcode != DROCE_WR_SEND_WITH_IMM)
 		return -EINVAL;
-	if (!wr->wr.ud.ah || wr->wr.ud.ah->ctx != qp->ctx || wr->wr.ud.remote_qpn > DROCE_QPN_MASK)
+	/* 10.2.3 / 11.4.1.1: the handle must be of the QP's own PD. */
+	if (!wr->wr.ud.ah || wr->wr.ud.ah->ctx != qp->ctx || wr->wr.ud.ah->pd != qp->pd ||
+	    wr->wr.ud.remote_qpn > DROCE_QPN_MASK)
 		return -EINVAL;
 	return 0;
+}
+
+void droce_ud_swqes_release(struct droce_qp *qp, uint32_t from, uint32_t to)
+{
+	if (qp->type == DROCE_QPT_RC)
+		return;
+	for (uint32_t i = from; i != to; i++)
+		droce_ud_swqe_release(&qp->sq[i & qp->sq_mask]);
 }

@@ -13,6 +13,7 @@
 #include <droce/droce.h>
 
 #include "model/drop.h"
+#include "model/pd.h"
 #include "model/qp.h"
 #include "model/service.h"
 #include "model/timers.h"
@@ -34,14 +35,22 @@ struct droce_ctx {
 	struct droce_ctx_params p;
 	struct droce_link link;
 	const struct droce_cc_algo *cc;
-	uint64_t rng;
+	uint64_t rng;                 /* xorshift64*: spread only (UDP ports, MR slot start) */
+	uint64_t key_secret[2];       /* the key permutation's secret (core/rand.c) */
 	struct droce_ctx_stats stats;
 	struct droce_qp **qps;        /* by index; QPN = index + DROCE_QPN_BASE */
 	uint32_t nqps;
 	uint32_t qp_hi;               /* one past the highest index ever used */
-	uint32_t qp_free;             /* every index below it is in use (create starts here) */
+	uint32_t qp_next;             /* create looks for a free index from here (rotating:
+					 a QPN comes back only after every other free one) */
 	struct droce_mr_slot *mrs;
 	uint32_t nmrs_used;
+	uint8_t mr_bits;              /* low key bits naming the slot; the rest is the
+					 slot's registration count, permuted (core/mr.c) */
+	uint32_t mr_mask;             /* (1 << mr_bits) - 1 */
+	struct droce_pd pd0;          /* the PD of objects made without one */
+	struct droce_pd *pds;         /* every PD allocated but pd0 */
+	uint32_t pd_next;             /* the next PD's id */
 	struct droce_qp *ready_head, *ready_tail;
 	struct droce_cq *cqs;         /* every live CQ */
 	struct droce_ah *ahs;         /* every live address handle */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Context drop reasons: every frame the context does not hand to a QP, or a
- * QP throws away, is counted under one of these (GUIDE principle 5). The
+ * QP throws away, is counted under one of these (principle 5, docs/architecture.md). The
  * wire parser's reasons come first (same order, same names) so a parse
  * result maps to a drop reason by a constant offset; transport reasons follow.
  */

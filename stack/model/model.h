@@ -17,6 +17,7 @@
 #include "model/drop.h"
 #include "model/event.h"
 #include "model/mr.h"
+#include "model/pd.h"
 #include "model/qp.h"
 #include "model/seg.h"
 #include "model/service.h"

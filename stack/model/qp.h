@@ -32,6 +32,8 @@ enum droce_mig_state { DROCE_MIG_MIGRATED, DROCE_MIG_REARM, DROCE_MIG_ARMED };
 
 struct droce_qp {
 	struct droce_ctx *ctx;
+	struct droce_pd *pd;
+	uint32_t pd_id;               /* pd->id: what the key checks compare (10.6.3.2) */
 	uint32_t qpn, index;
 	enum droce_qp_state state;
 	uint8_t type;                 /* enum droce_qp_type: RC, UD or GSI */
@@ -69,7 +71,7 @@ struct droce_qp {
 	/* ---- congestion control ---- */
 	const struct droce_cc_algo *cc;
 	struct droce_cc_state ccs;
-	/* ---- RTT, adaptive timeout, window tuning (cc/rtt.h, issue 12) ---- */
+	/* ---- RTT, adaptive timeout, window tuning (cc/rtt.h) ---- */
 	struct droce_rtt rtt;
 	uint8_t timeout_mode;         /* enum droce_timeout_mode; DEFAULT = the context's */
 

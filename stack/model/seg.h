@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A scatter/gather segment of application memory (a WQE's SGE resolved to
- * a host pointer at post time) and the two walks over a list of them.
- * Written by core/ (posting); read by transport/.
+ * a host pointer at post time, with the registration it was resolved
+ * under) and the two walks over a list of them. Written by core/
+ * (posting); read by transport/.
  */
 #ifndef DROCE_MODEL_SEG_H
 #define DROCE_MODEL_SEG_H
@@ -15,9 +16,20 @@
 /** Most SGEs per WQE (a frame references at most DROCE_TX_MAX_SEG segments). */
 #define DROCE_QP_MAX_SGE DROCE_TX_MAX_SEG
 
+/** The registration a pointer into an MR was resolved under: the slot and
+ * its generation, which changes at deregistration (model/mr.h
+ * droce_mr_ref_live), so deregistration stops a message under way (IBTA
+ * 10.6.3.2: a deregistered region is not accessible). */
+struct droce_mr_ref {
+	uint32_t slot;        /* MR table slot, or DROCE_MR_REF_NONE (the QP's inline copy) */
+	uint32_t gen;         /* the slot's generation when resolved */
+};
+#define DROCE_MR_REF_NONE UINT32_MAX
+
 struct droce_seg {
 	uint8_t *ptr;
 	uint32_t len;
+	struct droce_mr_ref mr;   /* checked before each access (droce_segs_live) */
 };
 
 /** Copy @p len bytes from @p src into the segments, starting @p off bytes in. */

@@ -12,6 +12,7 @@
 #include "model/wqe.h"
 
 struct droce_ctx;
+struct droce_pd;
 
 /** Largest SRQ (WQEs), as verbs' max_srq_wr. */
 #define DROCE_SRQ_WR_LIMIT 65535u
@@ -23,6 +24,8 @@ struct droce_srq {
 	uint32_t max_wr, max_sge;
 	uint32_t limit;               /* armed when non-zero */
 	uint32_t users;               /* QPs created on it */
+	struct droce_pd *pd;          /* its WQEs' lkeys are checked in it (10.6.3.2) */
+	uint32_t pd_id;
 	void *user;                   /* srq_context, handed back in its events */
 	struct droce_srq *prev, *next; /* the context's list (destroyed with it) */
 };

@@ -9,7 +9,7 @@
  *     move costs one compare (the common case: core folds after every call
  *     into the transport);
  *   - the timers due at `now` are popped in O(log n) each.
- * No poll scans the QP table (issue 11 item 6). Why a heap and not a wheel:
+ * No poll scans the QP table. Why a heap and not a wheel:
  * docs/architecture.md, "Timers".
  *
  * Ids are QP indexes (QPN - DROCE_QPN_BASE) below the capacity; a deadline

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "model/seg.h"
+
 /** Largest max_rd_atomic / max_dest_rd_atomic accepted by modify_qp. */
 #define DROCE_QP_MAX_RD_ATOMIC 32u
 /** Responder READ/atomic response jobs queued (originals plus duplicates). */
@@ -35,6 +37,7 @@ struct droce_resp_job {
 	uint32_t last_psn;
 	bool dup;               /* answers a duplicate request */
 	const uint8_t *ptr;     /* READ: next byte */
+	struct droce_mr_ref mr; /* READ: the registration ptr is in (checked per packet) */
 	uint32_t left;          /* READ: bytes still to send */
 	uint64_t orig;          /* atomic: original value */
 	uint32_t msn;           /* MSN the response carries: the responder's MSN once
@@ -55,8 +58,12 @@ enum droce_tmr_state { DROCE_TMR_IDLE, DROCE_TMR_ACK, DROCE_TMR_RNR };
 
 struct droce_tp_timer {
 	uint8_t state;            /* enum droce_tmr_state */
+	bool held;                /* an expiry came with the resend still not out: the
+				     next one counts (a link that takes nothing, as a
+				     memif whose peer died, must not hold the QP in RTS
+				     for ever) */
 	bool resend_pending;      /* rewound, the first resent packet has not left yet:
-				     an expiry then counts no retry (issue 8 item 1) */
+				     the first expiry then counts no retry */
 	uint64_t at;              /* ACK or RNR deadline; 0 in IDLE */
 	uint64_t pace_at;         /* 0 = no pacing wait */
 };
@@ -88,6 +95,7 @@ struct droce_tp {
 	uint16_t in_msg;              /* 0, or DROCE_OPF_SEND / DROCE_OPF_WRITE of the message in progress */
 	uint32_t recv_off;            /* SEND: bytes placed in rq_head's WQE */
 	uint8_t *wr_ptr;              /* WRITE: next byte */
+	struct droce_mr_ref wr_mr;    /* WRITE: the registration wr_ptr is in (checked per packet) */
 	uint32_t wr_left, wr_len;
 	bool nak_gap;                 /* a NAK (seq or RNR) was sent for the current gap */
 	bool resp_err;                /* a fatal NAK is pending: then ERR */

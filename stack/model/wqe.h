@@ -11,9 +11,8 @@
 
 #include <droce/droce.h>
 
+#include "model/ah.h"
 #include "model/seg.h"
-
-struct droce_ah;
 
 /** Largest WQE ring accepted (power of two). */
 #define DROCE_QP_MAX_WR 65536u
@@ -61,13 +60,24 @@ static inline uint32_t droce_swqe_ud_qpn(const struct droce_swqe *w) { return w-
 static inline uint32_t droce_swqe_ud_qkey(const struct droce_swqe *w) { return (uint32_t)w->compare_add; }
 
 
-/** Keep a UD send WR's destination in the WQE. */
+/** Keep a UD send WR's destination in the WQE (no reference taken yet). */
 static inline void droce_ud_swqe_set(struct droce_swqe *w, const struct droce_send_wr *wr)
 {
 	w->remote_addr = (uintptr_t)wr->wr.ud.ah;
 	w->rkey = wr->wr.ud.remote_qpn;
 	w->compare_add = wr->wr.ud.remote_qkey;
 	w->swap = 0;
+}
+/** A UD WQE joined the send queue: it holds its handle until released. */
+static inline void droce_ud_swqe_hold(struct droce_swqe *w)
+{
+	((struct droce_ah *)(uintptr_t)w->remote_addr)->refs++;
+}
+/** A UD WQE left the send queue (sent, completed in error, flushed or
+ * dropped): the handle may go. */
+static inline void droce_ud_swqe_release(struct droce_swqe *w)
+{
+	droce_ah_put((struct droce_ah *)(uintptr_t)w->remote_addr);
 }
 
 

@@ -263,8 +263,8 @@ static void on_ack_pkt(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_
 			 * this copy was provoked by packets sent before the
 			 * go-back, or is delayed. rxe follows each RNR NAK for X
 			 * with a sequence NAK for X, which arrives during the RNR
-			 * wait or after it, when X is on its way again (issue 8
-			 * item 2, interop retry-exc). The resend already repairs
+			 * wait or after it, when X is on its way again (seen in
+			 * the interop suite's retry-exc case). The resend already repairs
 			 * it: no second rewind, no retry counted, timers as they
 			 * are (the ACK timer recovers if the resend is lost). */
 			qp->stats.nak_seq_dup++;
@@ -350,6 +350,14 @@ static void on_read_resp(struct droce_qp *qp, const struct droce_pkt *pkt, uint6
 				   pkt->h.bth.opcode);
 		return;
 	}
+	if (expect && !droce_segs_live(qp->ctx, w->seg, w->nseg)) {
+		/* The READ's local buffer was deregistered: nothing placed,
+		 * LOC_PROT_ERR (10.7.3.1), the QP to ERR. */
+		after_ack(qp, old_una, now);
+		if (qp->state != DROCE_QPS_ERR)
+			droce_tp_fail_send(qp, DROCE_WC_LOC_PROT_ERR, 0);
+		return;
+	}
 	droce_seg_copy_in(w->seg, w->nseg, off, pkt->payload, expect);
 	w->rd_next_psn = droce_psn_add(psn, 1);
 	qp->tp.una_psn = w->rd_next_psn;
@@ -388,6 +396,12 @@ static void on_atomic_ack(struct droce_qp *qp, const struct droce_pkt *pkt, uint
 		return;
 	}
 	uint64_t orig = pkt->h.ext.atomic_ack;
+	if (!droce_segs_live(qp->ctx, w->seg, w->nseg)) {
+		after_ack(qp, old_una, now);
+		if (qp->state != DROCE_QPS_ERR)
+			droce_tp_fail_send(qp, DROCE_WC_LOC_PROT_ERR, 0);
+		return;
+	}
 	if (w->nseg)
 		memcpy(w->seg[0].ptr, &orig, sizeof(orig)); /* host order, as verbs */
 	w->rd_next_psn = droce_psn_add(psn, 1);

@@ -5,7 +5,7 @@
  * WR_FLUSH_ERR, signaled or not (verbs: flushed WRs always generate a
  * completion), after the WQE that caused it, and the transport goes back to
  * what RESET leaves (droce_tp_reset: no cursor inside a WQE, no message half
- * received, no timer, no queued answer; issue 8 item 11).
+ * received, no timer, no queued answer).
  *
  * A completion can itself move the QP to ERR (a CQ overrun): callers check
  * qp->state after each one and stop what they were doing.
@@ -43,8 +43,12 @@ void droce_tp_to_err(struct droce_qp *qp)
 		return;
 	qp->state = DROCE_QPS_ERR;
 	qp->attr.qp_state = DROCE_QPS_ERR;
-	for (; qp->sq_una != qp->sq_tail; qp->sq_una++)
-		send_wc(qp, &qp->sq[qp->sq_una & qp->sq_mask], DROCE_WC_WR_FLUSH_ERR, 0);
+	for (; qp->sq_una != qp->sq_tail; qp->sq_una++) {
+		struct droce_swqe *w = &qp->sq[qp->sq_una & qp->sq_mask];
+		send_wc(qp, w, DROCE_WC_WR_FLUSH_ERR, 0);
+		if (qp->type != DROCE_QPT_RC)
+			droce_ud_swqe_release(w); /* flushed: its handle may go */
+	}
 	for (; qp->rq_head != qp->rq_tail; qp->rq_head++) {
 		struct droce_wc wc = {
 			.wr_id = qp->rq[qp->rq_head & qp->rq_mask].wr_id,

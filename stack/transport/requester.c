@@ -53,6 +53,7 @@ void droce_req_reset(struct droce_qp *qp)
 	t->back_psn = 0;
 	t->tmr.state = DROCE_TMR_IDLE;
 	t->tmr.resend_pending = false;
+	t->tmr.held = false;
 	t->tmr.at = t->tmr.pace_at = 0;
 }
 
@@ -263,6 +264,16 @@ enum droce_tx_result droce_req_tx(struct droce_qp *qp, uint64_t now, unsigned qu
 			 * receive WQE); a plain WRITE consumes none. */
 			if (last && (send || imm) && (w->flags & DROCE_SEND_SOLICITED))
 				h.bth.se = true;
+			/* The local buffer must still be the registration it was
+			 * posted under (10.6.3.2): one compare per segment. A
+			 * deregistered one completes the WQE with LOC_PROT_ERR, in
+			 * order, and nothing more of it is read. */
+			if (plen && !droce_segs_live(qp->ctx, w->seg, w->nseg)) {
+				w->status = DROCE_WC_LOC_PROT_ERR;
+				if (qp->tp.sq_cur == qp->sq_una)
+					droce_tp_fail_send(qp, DROCE_WC_LOC_PROT_ERR, 0);
+				return DROCE_TX_IDLE;
+			}
 			h.payload_len = plen;
 			nseg = droce_seg_slice(w->seg, w->nseg, off, plen, seg);
 			next_psn = droce_psn_add(qp->tp.cur_psn, 1);

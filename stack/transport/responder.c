@@ -7,7 +7,7 @@
  *   CHK_PSN -> CHK_OP_SEQ -> CHK_OP_VALID -> CHK_RESOURCE -> CHK_LENGTH
  *   -> CHK_RKEY -> EXECUTE -> DONE
  *
- * in rxe_resp.c's order and with its NAK codes (issue 8 item 6): an
+ * in rxe_resp.c's order and with its NAK codes: an
  * operation the QP does not enable is an invalid request, a missing receive
  * WQE is an RNR NAK before any length check, a DMA length above 2^31 is an
  * invalid request before the R_Key is looked at (C9-94).
@@ -25,6 +25,7 @@
 #include <errno.h>
 
 #include "wire/psn.h"
+#include "transport/place.h"
 #include "transport/tp_int.h"
 #include "wire/opcode.h"
 
@@ -57,6 +58,7 @@ struct resp_ctx {
 	uint32_t psn;
 	uint32_t plen;
 	uint8_t *target;     /* WRITE/READ/atomic: resolved memory */
+	struct droce_mr_ref mr; /* ... and the registration it is in */
 };
 
 void droce_resp_reset(struct droce_qp *qp)
@@ -67,6 +69,7 @@ void droce_resp_reset(struct droce_qp *qp)
 	t->in_msg = 0;
 	t->recv_off = 0;
 	t->wr_ptr = NULL;
+	t->wr_mr.slot = DROCE_MR_REF_NONE;
 	t->wr_left = t->wr_len = 0;
 	t->nak_gap = false;
 	t->resp_err = false;
@@ -280,6 +283,14 @@ static enum resp_state chk_resource(struct resp_ctx *c)
 		if (f & DROCE_OPF_SEND)
 			qp->tp.recv_off = 0;
 	}
+	/* Every SEND packet writes the receive buffer: it must still be the
+	 * registration it was posted under (10.6.3.2; a deregistered one is a
+	 * local protection error, 10.7.3.1, NAK remote operational error). */
+	if ((f & DROCE_OPF_SEND) && c->plen) {
+		const struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
+		if (!droce_segs_live(qp->ctx, r->seg, r->nseg))
+			return RESPST_ERR_RWQE;
+	}
 	if (f & (DROCE_OPF_READ | DROCE_OPF_ATOMIC)) {
 		/* max_dest_rd_atomic 0 takes none (rxe ERR_TOO_MANY_RDMA_ATM_REQ);
 		 * more outstanding than negotiated: also NAK invalid request
@@ -307,7 +318,7 @@ static enum resp_state chk_rkey(struct resp_ctx *c)
 		if (e->atomic.va & 7)
 			return RESPST_ERR_INVALID_REQ; /* 9.4.5: misaligned atomic */
 		c->target = droce_mr_lookup(qp->ctx, e->atomic.rkey, e->atomic.va, 8,
-					    DROCE_ACCESS_REMOTE_ATOMIC);
+					    DROCE_ACCESS_REMOTE_ATOMIC, qp->pd_id, NULL);
 		return c->target ? RESPST_EXECUTE : RESPST_ERR_ACCESS;
 	}
 	if ((f & (DROCE_OPF_WRITE | DROCE_OPF_READ)) && (f & DROCE_OPF_FIRST) &&
@@ -318,9 +329,14 @@ static enum resp_state chk_rkey(struct resp_ctx *c)
 		}
 		unsigned acc = (f & DROCE_OPF_READ) ? DROCE_ACCESS_REMOTE_READ
 						    : DROCE_ACCESS_REMOTE_WRITE;
-		c->target = droce_mr_lookup(qp->ctx, e->reth.rkey, e->reth.va, e->reth.dma_len, acc);
+		c->target = droce_mr_lookup(qp->ctx, e->reth.rkey, e->reth.va, e->reth.dma_len, acc,
+					    qp->pd_id, &c->mr);
 		return c->target ? RESPST_EXECUTE : RESPST_ERR_ACCESS;
 	}
+	/* A WRITE's later packets: the R_Key the FIRST was checked under must
+	 * still name that registration (9.7.5.2.4; one compare). */
+	if ((f & DROCE_OPF_WRITE) && c->plen && !droce_mr_ref_live(qp->ctx, qp->tp.wr_mr))
+		return RESPST_ERR_ACCESS;
 	return RESPST_EXECUTE;
 }
 
@@ -357,7 +373,7 @@ static enum resp_state execute(struct resp_ctx *c)
 			/* The WQE is consumed before its completion is posted (as
 			 * rxe): a completion that overruns the CQ moves the QP to
 			 * ERR, which flushes what is still queued and resets the
-			 * transport; this step then ends here (issue 8 item 11). */
+			 * transport; this step then ends here. */
 			qp->rq_head++;
 			qp->tp.msn = (qp->tp.msn + 1) & DROCE_MSN_MASK;
 			qp->tp.in_msg = 0;
@@ -373,11 +389,15 @@ static enum resp_state execute(struct resp_ctx *c)
 	if (f & DROCE_OPF_WRITE) {
 		if (f & DROCE_OPF_FIRST) {
 			qp->tp.wr_ptr = c->target;
+			qp->tp.wr_mr = c->mr;
 			qp->tp.wr_len = qp->tp.wr_left = pkt->h.ext.reth.dma_len;
 		}
 		if (c->plen) {
-			if (!pkt->placed) /* transport/rx_fused.c copied it while checking the ICRC */
-				memcpy(qp->tp.wr_ptr, pkt->payload, c->plen);
+			/* In ascending address order: peers poll flags a WRITE
+			 * stores last (place.h). rx_fused.c has copied it
+			 * already (in order too) while checking the ICRC. */
+			if (!pkt->placed)
+				droce_place(qp->tp.wr_ptr, pkt->payload, c->plen);
 			qp->tp.wr_ptr += c->plen;
 			qp->tp.wr_left -= c->plen;
 		}
@@ -409,6 +429,7 @@ static enum resp_state execute(struct resp_ctx *c)
 		j->psn = c->psn;
 		j->last_psn = last;
 		j->ptr = c->target;
+		j->mr = c->mr;
 		j->left = len;
 		qp->tp.jobs_new++;
 		struct droce_rd_res *res = record_res(qp, DROCE_RES_READ, c->psn, last, 0);
@@ -489,7 +510,9 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		}
 		/* The R_Key may have been invalidated since: the replay is a
 		 * new access, NAK remote access (rxe rechecks the MR). */
-		if (len && !(p = droce_mr_lookup(qp->ctx, r->rkey, va, len, DROCE_ACCESS_REMOTE_READ)))
+		struct droce_mr_ref mr = {DROCE_MR_REF_NONE, 0};
+		if (len && !(p = droce_mr_lookup(qp->ctx, r->rkey, va, len, DROCE_ACCESS_REMOTE_READ,
+						  qp->pd_id, &mr)))
 			return RESPST_ERR_DUP_ACCESS;
 		struct droce_resp_job *j = job_push(qp);
 		if (!j) {
@@ -502,6 +525,7 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		j->psn = c->psn;
 		j->last_psn = last;
 		j->ptr = p;
+		j->mr = mr;
 		j->left = len;
 		j->msn = qp->tp.msn; /* a re-executed READ carries the current MSN (rxe does too) */
 		return RESPST_EXIT;
@@ -666,6 +690,8 @@ static int send_job_pkt(struct droce_qp *qp, struct droce_resp_job *j, uint64_t 
 	}
 	uint32_t n = j->left < qp->mtu ? j->left : qp->mtu;
 	bool first = !j->started, last = j->left <= qp->mtu;
+	if (n && !droce_mr_ref_live(qp->ctx, j->mr))
+		return -EACCES; /* deregistered under the stream: droce_resp_tx NAKs */
 	h.bth.opcode = first && last ? DROCE_OP_RC_RDMA_READ_RESPONSE_ONLY
 		       : first       ? DROCE_OP_RC_RDMA_READ_RESPONSE_FIRST
 		       : last        ? DROCE_OP_RC_RDMA_READ_RESPONSE_LAST
@@ -732,8 +758,21 @@ enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned q
 			return DROCE_TX_MORE;
 		struct droce_resp_job *j = &qp->tp.jobs[qp->tp.job_head % DROCE_RESP_JOBS];
 		bool done = false;
-		if (send_job_pkt(qp, j, now, &done) == -ENOBUFS)
+		int rc = send_job_pkt(qp, j, now, &done);
+		if (rc == -ENOBUFS)
 			return DROCE_TX_BUSY;
+		if (rc == -EACCES) {
+			/* The region went while its READ was answered: NAK remote
+			 * access for the first response not sent (the requester
+			 * completes the READ with REM_ACCESS_ERR), no response
+			 * after it, then ERR (9.7.5.2.4, 9.9.3 class C). */
+			qp->tp.job_head = qp->tp.job_tail;
+			qp->tp.jobs_new = 0;
+			qp->tp.ack_pending = false;
+			qp->tp.nak_pending = false;
+			queue_nak(qp, DROCE_AETH_NAK | DROCE_NAK_REMOTE_ACCESS, j->psn, true);
+			continue;
+		}
 		(*sent)++;
 		if (done) {
 			if (!j->dup && qp->tp.jobs_new)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * One retransmission timer per QP (issue 8 item 2), a small state machine:
+ * One retransmission timer per QP, a small state machine:
  *
  *   IDLE --packet sent--> ACK --progress, all ACKed--> IDLE
  *   ACK  --progress-----> ACK (restarted, 9.7.6.1.3)
@@ -11,8 +11,13 @@
  *   RNR  --expires------> IDLE, resend; ACK starts when that packet leaves
  *
  * An ACK expiry while a rewind's first packet has not left yet (the link or
- * the scheduler held it) counts no retry: it re-arms and waits (a timer never
- * counts a retry for a packet that never left, issue 8 item 1).
+ * the scheduler held it) counts no retry: it re-arms and waits, so a link
+ * busy for a moment costs no retry. A second expiry in a row with the
+ * packet still not out counts as a timeout (9.7.6.1.3): a whole ACK timeout
+ * in which the link took nothing is a path that does not work, and without
+ * this a QP whose link refuses every frame for good (a memif whose peer
+ * died: its ring stays full, every transmission is -ENOBUFS) stayed in RTS
+ * with its work outstanding for ever instead of completing RETRY_EXC_ERR.
  *
  * Pacing (`pace_at`) is the congestion controller's gate on the next send,
  * kept here so the QP has a single deadline for core/ to watch.
@@ -113,7 +118,8 @@ void droce_tp_timers(struct droce_qp *qp, uint64_t now)
 		t->at = 0;
 		return;
 	}
-	if (t->resend_pending) {
+	if (t->resend_pending && !t->held) {
+		t->held = true;
 		arm_ack(qp, now);
 		droce_tp_kick(qp);
 		return;

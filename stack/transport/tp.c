@@ -3,8 +3,7 @@
  * The transport's entry points for core/ (transport/tp.h): dispatch of a
  * received packet, the QP's turn on the link, state-change hooks.
  *
- * The turn is shared between the requester and the responder (issue 8 item
- * 1): each gets half of the quota, the one with work left takes what the
+ * The turn is shared between the requester and the responder: each gets half of the quota, the one with work left takes what the
  * other did not use, and who goes first alternates, so a stream of READ
  * responses cannot keep the QP's own requests (and their retransmissions) off
  * the link, nor the other way round (rxe runs them as independent tasks).

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The transport's own QP object and the small API core/ drives it through
- * (issue 8 item 12). core/ owns the QP (rings, attributes, CQs, header
+ * core/ owns the QP (rings, attributes, CQs, header
  * template) and only dispatches and schedules: it hands received packets to
  * droce_tp_rx(), gives the QP its turn on the link with droce_tp_tx(), fires
  * droce_tp_timers() when droce_tp_deadline() is due, and calls
  * droce_tp_reset() / droce_tp_to_err() / droce_tp_connect() on state
  * changes. The transport never calls back into core/: it asks to be
  * scheduled by setting `kick`, and core reads the QP's deadline after each
- * call (GUIDE: one-way flow, nothing below core/ calls up).
+ * call (one-way flow, nothing below core/ calls up).
  *
  * Inside, the requester's send cursor moves only through the requester's
  * advance (a packet left), droce_req_rewind() (go back to a PSN) and

@@ -80,6 +80,7 @@ void droce_tmr_arm_ack(struct droce_qp *qp, uint64_t now);
 static inline void droce_tmr_sent(struct droce_qp *qp, uint64_t now)
 {
 	qp->tp.tmr.resend_pending = false;
+	qp->tp.tmr.held = false;
 	if (qp->tp.tmr.state == DROCE_TMR_IDLE)
 		droce_tmr_arm_ack(qp, now);
 }

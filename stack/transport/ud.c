@@ -62,14 +62,21 @@ static void ud_send_wc(struct droce_qp *qp, const struct droce_swqe *w, enum dro
  * with its status, the ones behind it are flushed, receives continue. */
 static void ud_sq_error(struct droce_qp *qp, enum droce_wc_status st)
 {
-	ud_send_wc(qp, &qp->sq[qp->sq_una & qp->sq_mask], st);
+	struct droce_swqe *w = &qp->sq[qp->sq_una & qp->sq_mask];
+	ud_send_wc(qp, w, st);
 	if (qp->state == DROCE_QPS_ERR)
-		return; /* the completion overran the CQ */
+		return; /* the completion overran the CQ (the flush released it) */
+	droce_ud_swqe_release(w);
 	qp->sq_una++;
 	qp->state = DROCE_QPS_SQE;
 	qp->attr.qp_state = DROCE_QPS_SQE;
-	for (; qp->sq_una != qp->sq_tail && qp->state != DROCE_QPS_ERR; qp->sq_una++)
-		ud_send_wc(qp, &qp->sq[qp->sq_una & qp->sq_mask], DROCE_WC_WR_FLUSH_ERR);
+	for (; qp->sq_una != qp->sq_tail && qp->state != DROCE_QPS_ERR; qp->sq_una++) {
+		w = &qp->sq[qp->sq_una & qp->sq_mask];
+		ud_send_wc(qp, w, DROCE_WC_WR_FLUSH_ERR);
+		if (qp->state == DROCE_QPS_ERR)
+			return; /* overran: the flush to ERR released this one and the rest */
+		droce_ud_swqe_release(w);
+	}
 }
 
 enum droce_tx_result droce_ud_tx(struct droce_qp *qp, uint64_t now, unsigned quota, unsigned *sent)
@@ -84,9 +91,16 @@ enum droce_tx_result droce_ud_tx(struct droce_qp *qp, uint64_t now, unsigned quo
 		}
 		if (w->length > qp->mtu) {
 			qp->stats.ud_oversize++;
+			droce_ud_swqe_release(w);
 			qp->sq_una++;
 			ud_send_wc(qp, w, DROCE_WC_SUCCESS);
 			continue;
+		}
+		/* The buffer must still be the registration it was posted under
+		 * (10.6.3.2): a local protection error stops the send queue. */
+		if (!droce_segs_live(qp->ctx, w->seg, w->nseg)) {
+			ud_sq_error(qp, DROCE_WC_LOC_PROT_ERR);
+			return DROCE_TX_IDLE;
 		}
 		if (*sent >= quota)
 			return DROCE_TX_MORE;
@@ -112,6 +126,7 @@ enum droce_tx_result droce_ud_tx(struct droce_qp *qp, uint64_t now, unsigned quo
 			return DROCE_TX_BUSY;
 		/* Any other error: the datagram is lost, as on the wire. */
 		qp->tp.npsn = droce_psn_add(qp->tp.npsn, 1);
+		droce_ud_swqe_release(w); /* the frame has its bytes: the handle may go */
 		qp->sq_una++;
 		(*sent)++;
 		ud_send_wc(qp, w, DROCE_WC_SUCCESS);
@@ -139,6 +154,8 @@ void droce_ud_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now)
 	}
 	struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
 	uint32_t len = pkt->h.payload_len;
+	if (r->status == DROCE_WC_SUCCESS && !droce_segs_live(ctx, r->seg, r->nseg))
+		r->status = DROCE_WC_LOC_PROT_ERR; /* deregistered since the post (10.6.3.2) */
 	if (r->status == DROCE_WC_SUCCESS && (uint64_t)GRH_LEN + len > r->length) {
 		droce_ctx_drop(ctx, qp, DROCE_DROP_UD_TOO_LONG);
 		return;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The completer's one call after an ACK moved the window (issue 12): take
+ * The completer's one call after an ACK moved the window: take
  * the RTT sample cc/rtt.c finds, hand it to the algorithm (on_rtt:
  * delay-based cc), and with window_tune set the window ceiling to twice the
  * measured bandwidth-delay product (delivery rate x min RTT; the factor 2 is

@@ -3,7 +3,7 @@
  * The transport's output stage: the QP's header template (and its byte
  * image for the fast path), header build, ICRC and the hand-off of one
  * frame to the link (zero-copy: payload segments point into registered
- * memory, GUIDE principle 6). The one place a frame of a QP leaves.
+ * memory, principle 6, docs/architecture.md). The one place a frame of a QP leaves.
  */
 #include <errno.h>
 #include <string.h>
@@ -88,7 +88,7 @@ static inline __attribute__((always_inline)) size_t build_fast(const struct droc
 	uint32_t udp_len = 8u + oi->hdr_len + h->payload_len + pad + DROCE_ICRC_LEN;
 	/* The whole 64-byte image, not its n bytes: a constant size compiles
 	 * to four 16-byte moves, a variable one to `rep movsq`, whose start-up
-	 * was 9% of a 64 B engine run (issue 11 item 5). The bytes past n are
+	 * was 9% of a 64 B engine run. The bytes past n are
 	 * overwritten by the BTH below; buf holds DROCE_HDR_SCRATCH >= 64. */
 	_Static_assert(sizeof(qp->img) == 64 && DROCE_HDR_SCRATCH >= 64, "image copy size");
 	memcpy(buf, qp->img, sizeof(qp->img));

@@ -27,7 +27,7 @@ DV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *at
 	dv_lock(c);
 	int r = dv_av_to_droce(c, attr, &d);
 	if (!r) {
-		ah->dah = droce_create_ah(c->dctx, &d);
+		ah->dah = droce_create_ah_pd(((struct dv_pd *)pd)->dpd, &d);
 		if (!ah->dah)
 			r = errno;
 	}

@@ -22,9 +22,12 @@
  *    copied into a per-channel bounce slot, slot i of a ring as deep as the
  *    command ring: slot i is rewritten only by the command that needs ring
  *    room freed by command i, i.e. after the engine took it;
- *  - comm.h has no unbind: a destroyed CQ stays bound (and its droce CQ
- *    alive, empty, since its QPs are gone) until the context closes, so a
- *    context creates at most DV_COMM_CHANNELS CQs in this mode.
+ *  - a destroyed CQ gives its channel back (droce_comm_unbind_cq) and the
+ *    next CQ takes it, rings and bounce slots as they are: a context has at
+ *    most DV_COMM_CHANNELS (1024) live CQs in this mode, and any number
+ *    over its life (NCCL makes one per connection and destroys it with the
+ *    connection). A channel's memory (rings and bounce slots, about
+ *    0.5 MB) stays with the context for the next CQ.
  */
 #include "verbs/dv.h"
 
@@ -64,24 +67,41 @@ void dv_comm_close(struct dv_context *c)
 int dv_comm_bind(struct dv_cq *cq)
 {
 	struct dv_context *c = cq->c;
-	if (c->n_chan == DV_COMM_CHANNELS)
+	unsigned i = 0;
+	while (i < c->n_chan && c->chan[i].used)
+		i++;
+	if (i == DV_COMM_CHANNELS)
 		return ENOSPC;
-	struct dv_chan *ch = &c->chan[c->n_chan];
-	memset(ch, 0, sizeof(*ch));
-	ch->ch = droce_comm_chan(c->comm, c->n_chan);
-	ch->bounce = malloc((size_t)DV_COMM_DEPTH * DV_COMM_MAX_INLINE);
-	if (!ch->ch || !ch->bounce) {
-		free(ch->bounce);
-		return ENOMEM;
+	struct dv_chan *ch = &c->chan[i];
+	if (i == c->n_chan) {
+		memset(ch, 0, sizeof(*ch));
+		ch->ch = droce_comm_chan(c->comm, i);
+		ch->bounce = malloc((size_t)DV_COMM_DEPTH * DV_COMM_MAX_INLINE);
+		if (!ch->ch || !ch->bounce) {
+			free(ch->bounce);
+			ch->bounce = NULL;
+			return ENOMEM;
+		}
+		c->n_chan++;
 	}
 	int r = droce_comm_bind_cq(c->comm, cq->dcq, ch->ch);
-	if (r) {
-		free(ch->bounce);
+	if (r)
 		return -r;
-	}
-	c->n_chan++;
+	ch->used = true;
 	cq->cc = ch;
 	return 0;
+}
+
+void dv_comm_unbind(struct dv_cq *cq)
+{
+	struct dv_chan *ch = cq->cc;
+	droce_comm_unbind_cq(cq->c->comm, cq->dcq);
+	/* Completions of the dead CQ's QPs must not reach the next CQ. */
+	struct droce_wc d[32];
+	while (droce_chan_poll_cq(ch->ch, 32, d) > 0)
+		;
+	ch->used = false;
+	cq->cc = NULL;
 }
 
 /* Ring entries of @p cq into its stash. Consumer lock held. */

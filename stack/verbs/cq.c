@@ -438,9 +438,10 @@ DV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 	struct dv_cq *cq = (struct dv_cq *)ibcq;
 	struct dv_context *c = cq->c;
 	dv_lock(c);
-	/* In comm mode the droce CQ stays bound to its channel (comm.h has no
-	 * unbind) and goes with the context; its QPs are gone, so it is idle. */
-	int r = cq->users ? -EBUSY : cq->cc ? 0 : droce_destroy_cq(cq->dcq);
+	/* In comm mode its channel goes back to the context first (comm.c). */
+	if (!cq->users && cq->cc)
+		dv_comm_unbind(cq);
+	int r = cq->users ? -EBUSY : droce_destroy_cq(cq->dcq);
 	if (r == 0) {
 		for (struct dv_cq **pp = &c->cqs; *pp; pp = &(*pp)->next)
 			if (*pp == cq) {

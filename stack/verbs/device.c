@@ -235,9 +235,7 @@ int dv_query_device_ex(struct ibv_context *ic, const struct ibv_query_device_ex_
 	int r = ibv_query_device(ic, &a->orig_attr);
 	if (r)
 		return r;
-	if (len >= offsetof(struct ibv_device_attr_ex, max_dm_size)) {
-		a->max_dm_size = 0;
-	}
+	/* The rest stays zero (no ODP, TSO, RSS, packet pacing, DM, ...). */
 	/* rdma-core fills phys_port_cnt_ex for every device: the same port count. */
 	if (len >= offsetof(struct ibv_device_attr_ex, phys_port_cnt_ex) + sizeof(a->phys_port_cnt_ex))
 		a->phys_port_cnt_ex = a->orig_attr.phys_port_cnt;
@@ -264,6 +262,10 @@ int dv_query_port_ex(struct ibv_context *ic, uint8_t port, struct ibv_port_attr 
 	if (port != 1)
 		return EINVAL;
 	struct dv_device *d = dv_ctx(ic)->dev;
+	/* rdma-core zeroes the caller's whole buffer, of the size the caller
+	 * was built with: NCCL's struct is 56 bytes and reads active_speed_ex
+	 * (offset 52) as the link speed when it is not 0; rdma-core 44's is 52. */
+	memset(a, 0, len);
 	struct ibv_port_attr p;
 	memset(&p, 0, sizeof(p));
 	p.state = IBV_PORT_ACTIVE;

@@ -9,8 +9,8 @@
  * qp->context->ops.post_send and the like) see exactly the layout they were
  * compiled against, and we get our state back with a cast.
  *
- * Threads: a droce context is driven by one thread at a time (GUIDE
- * principle 1). Here two threads may want it: the application inside a verbs
+ * Threads: a droce context is driven by one thread at a time
+ * (docs/architecture.md, principle 1). Here two threads may want it: the application inside a verbs
  * call, and the progress thread that keeps the port and the responder going
  * while the application is not calling (perftest's servers wait in a TCP
  * read during a WRITE test; ib_write_lat spins on memory). They take turns
@@ -30,6 +30,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <infiniband/verbs.h>
 
@@ -99,9 +100,10 @@ int dv_ip_from_gid(const union ibv_gid *gid, uint8_t ip[4]);
 
 struct dv_context;
 
-/* DROCE_COMM_CORE mode (comm.c): channels (one per CQ), ring depth, and the
- * largest inline payload and SGE count a WR may carry through a ring. */
-#define DV_COMM_CHANNELS 64u
+/* DROCE_COMM_CORE mode (comm.c): channels (one per live CQ, reused once
+ * the CQ is destroyed), ring depth, and the largest inline payload and SGE
+ * count a WR may carry through a ring. */
+#define DV_COMM_CHANNELS 1024u
 #define DV_COMM_DEPTH 1024u
 #define DV_COMM_MAX_INLINE 256u
 
@@ -112,11 +114,15 @@ struct dv_chan {
 	atomic_int clock;           /**< consumer side (polls, event scans) */
 	uint32_t produced;          /**< commands pushed: picks the bounce slot */
 	uint8_t *bounce;            /**< DV_COMM_DEPTH inline slots */
+	bool used;                  /**< bound to a live CQ */
 };
 
 /** The one device of the process. */
 struct dv_device {
 	struct ibv_device ibdev;  /* first: ibv_device pointers are ours */
+	/* Next, where rdma-core's verbs_device has its ops pointer: a
+	 * provider asked about droce0 (libmlx5's mlx5dv_is_supported, which
+	 * NCCL calls) reads cfg's first bytes, text, never its own ops. */
 	struct dv_config cfg;
 	bool configured;          /**< the environment parsed */
 	bool stats;               /**< DROCE_VERBS_STATS: print QP counters at destroy */
@@ -126,6 +132,7 @@ struct dv_device {
 	uint16_t port_id;         /**< the DPDK port (link state for port events) */
 	uint32_t roce_mtu;        /**< largest path MTU the port carries, bytes */
 	struct dv_context *open;  /**< the open context, if any */
+	pid_t eal_pid;            /**< the process that started EAL (lifecycle.c) */
 	char sysfs[4096];         /**< the sysfs view's directory (sysfs.c), "" if none */
 	pthread_mutex_t mu;       /**< guards the fields above (open/close) */
 };
@@ -167,7 +174,7 @@ struct dv_context {
 	struct dv_cq *cqs;          /**< every CQ (events scan the armed ones) */
 	struct droce_comm *comm;    /**< DROCE_COMM_CORE mode, else NULL */
 	struct dv_chan chan[DV_COMM_CHANNELS];
-	unsigned n_chan;
+	unsigned n_chan;            /**< channels allocated (in use or free) */
 	unsigned n_armed;           /**< CQs armed by req_notify_cq (lock held) */
 	int async_fd;               /**< eventfd (semaphore): one count per event queued (async.c) */
 	struct dv_async async;
@@ -196,12 +203,17 @@ int dv_engine_start(struct dv_device *d);
 int dv_engine_open(struct dv_context *c);
 /** Stop the progress thread and destroy the droce context. */
 void dv_engine_close(struct dv_context *c);
+/** At exit with @p c open: stop the progress thread, send what is queued,
+ *  go quiet; the lock stays held and nothing is freed (lifecycle.c).
+ *  @return the frames the last polls moved. */
+unsigned dv_engine_exit(struct dv_context *c);
 /** Resolve @p ip to a MAC on the port, polling meanwhile. Lock held. @return 0 or positive errno. */
 int dv_resolve(struct dv_context *c, const uint8_t ip[4], uint8_t mac[6]);
 
-/** A protection domain: droce has none (one per context); kept for the API. */
+/** A protection domain: droce's own (droce_alloc_pd), enforced by the engine's key checks. */
 struct dv_pd {
 	struct ibv_pd ibpd;
+	struct droce_pd *dpd;
 };
 
 struct dv_mr {
@@ -279,6 +291,9 @@ int dv_comm_open(struct dv_context *c);
 void dv_comm_close(struct dv_context *c);
 /** Give @p cq a channel. dv_lock held. @return 0 or a positive errno. */
 int dv_comm_bind(struct dv_cq *cq);
+/** Take @p cq's channel back for the next CQ (no QP uses @p cq; what its
+ *  ring still holds is dropped). dv_lock held. */
+void dv_comm_unbind(struct dv_cq *cq);
 /** Move @p cq's ring into its stash. @return how many moved. */
 unsigned dv_comm_pull(struct dv_cq *cq);
 int dv_comm_poll_cq(struct dv_cq *cq, int n, struct ibv_wc *wc);
@@ -331,6 +346,10 @@ void dv_sysfs_init(struct dv_device *d, uint64_t guid);
 int dv_query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *a, size_t len);
 int dv_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *in,
 		       struct ibv_device_attr_ex *a, size_t len);
+
+/* reach.c: 0 when every byte of [addr, addr + len) is mapped readable (and
+ * writable if @p write), else EFAULT, as pinning it in a kernel driver. */
+int dv_mem_reachable(const void *addr, size_t len, bool write);
 
 #define DV_EXPORT __attribute__((visibility("default")))
 

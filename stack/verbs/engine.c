@@ -304,6 +304,7 @@ int dv_engine_start(struct dv_device *d)
 			return -r;
 		}
 		d->eal_up = true;
+		d->eal_pid = getpid();
 	}
 	if (d->port)
 		return 0;
@@ -345,7 +346,9 @@ int dv_engine_open(struct dv_context *c)
 	 * mode does not have: there the port's link as it is. */
 	cp.link = d->cfg.comm_core >= 0 ? droce_port_link(d->port)
 					: dv_link_init(&c->link, droce_port_link(d->port), DV_ACK_HOLD_NS);
-	cp.seed = rte_get_tsc_cycles();
+	/* No seed: the context draws its keys from getrandom(2) (a TSC value
+	 * is guessable to within a few bits by anyone who knows the uptime). */
+	cp.max_mtu = (uint8_t)droce_mtu_of_bytes(d->roce_mtu);
 	cp.max_qps = DV_MAX_QP;
 	cp.max_mrs = DV_MAX_MR;
 	c->dctx = droce_ctx_create(&cp);
@@ -437,6 +440,26 @@ void dv_engine_close(struct dv_context *c)
 	droce_ctx_destroy(c->dctx);
 	c->dctx = NULL;
 	rte_delay_us_sleep(CLOSE_LINGER_US);
+}
+
+unsigned dv_engine_exit(struct dv_context *c)
+{
+	if (c->have_thread) {
+		atomic_store(&c->stop, true);
+		pthread_join(c->thread, NULL);
+		c->have_thread = false;
+	}
+	dv_lock(c);
+	if (!c->dctx)
+		return 0;
+	/* Not an application poll: ACKs held for its next request leave now. */
+	unsigned moved = 0;
+	uint64_t end = dv_now(c) + CLOSE_FLUSH_NS;
+	do
+		moved += droce_ctx_poll(c->dctx, dv_now(c));
+	while (droce_port_tx_pending(c->port) && dv_now(c) < end);
+	rte_delay_us_sleep(CLOSE_LINGER_US);
+	return moved;
 }
 
 int dv_resolve(struct dv_context *c, const uint8_t ip[4], uint8_t mac[6])

@@ -1,15 +1,65 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Protection domains and memory regions. droce keys MRs per context and has
- * no PD object, so a PD is bookkeeping only; MRs map onto droce_reg_mr()
- * with the access flags translated (IBTA 10.6.3.1: remote write and atomic
- * need local write, which droce checks and we report as EINVAL, as the
- * kernel does).
+ * Protection domains and memory regions, onto droce's own (droce_alloc_pd,
+ * droce_reg_mr_pd): the engine compares a QP's PD with the region's in
+ * every L_Key and R_Key check (IBTA 10.6.3.2), and ibv_dealloc_pd is EBUSY
+ * while anything is in the PD, as rdma-core's. Access flags are translated
+ * (IBTA 10.6.3.1: remote write and atomic need local write, which droce
+ * checks and we report as EINVAL, as the kernel does).
+ *
+ * Fork (ibv_fork_init): droce reads and writes registered memory by its
+ * virtual address from the parent's own threads, so copy-on-write keeps the
+ * parent right; what a child must not do is use the device, whose port
+ * queues live in DPDK memory the child shares with the parent. Fork is
+ * therefore not "unneeded": without ibv_fork_init (or RDMAV_FORK_SAFE /
+ * IBV_FORK_SAFE in the environment, as rdma-core reads them) the report is
+ * IBV_FORK_DISABLED; with it, registered memory is marked MADV_DONTFORK as
+ * rdma-core marks it, so a child does not inherit a copy of buffers the
+ * parent's engine keeps writing.
  */
 #include "verbs/dv.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Process-wide, as rdma-core's: fork safety is a property of the process. */
+static atomic_int fork_on;
+static atomic_long live_mrs;
+
+static int fork_env(void)
+{
+	return getenv("RDMAV_FORK_SAFE") || getenv("IBV_FORK_SAFE");
+}
+
+DV_EXPORT int ibv_fork_init(void)
+{
+	if (atomic_load(&fork_on))
+		return 0;
+	/* rdma-core: too late once memory is registered. */
+	if (atomic_load(&live_mrs))
+		return EINVAL;
+	atomic_store(&fork_on, 1);
+	return 0;
+}
+
+DV_EXPORT enum ibv_fork_status ibv_is_fork_initialized(void)
+{
+	return atomic_load(&fork_on) || fork_env() ? IBV_FORK_ENABLED : IBV_FORK_DISABLED;
+}
+
+/* madvise on the whole pages of [addr, addr + len). @return 0 or errno. */
+static int fork_advise(void *addr, size_t len, int advice)
+{
+	if (!len || !(atomic_load(&fork_on) || fork_env()))
+		return 0;
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)addr & ~(pg - 1);
+	uintptr_t e = ((uintptr_t)addr + len + pg - 1) & ~(pg - 1);
+	return madvise((void *)a, e - a, advice) ? errno : 0;
+}
 
 DV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ic)
 {
@@ -22,14 +72,31 @@ DV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ic)
 		errno = ENOMEM;
 		return NULL;
 	}
+	struct dv_context *c = dv_ctx(ic);
+	dv_lock(c);
+	pd->dpd = droce_alloc_pd(c->dctx);
+	int e = errno;
+	dv_unlock(c);
+	if (!pd->dpd) {
+		free(pd);
+		errno = e;
+		return NULL;
+	}
 	pd->ibpd.context = ic;
 	return &pd->ibpd;
 }
 
-DV_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
+DV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 {
-	if (!pd)
+	if (!ibpd)
 		return EINVAL;
+	struct dv_pd *pd = (struct dv_pd *)ibpd;
+	struct dv_context *c = dv_ctx(ibpd->context);
+	dv_lock(c);
+	int r = droce_dealloc_pd(pd->dpd); /* -EBUSY while an MR, QP or AH is in it */
+	dv_unlock(c);
+	if (r)
+		return -r;
 	free(pd);
 	return 0;
 }
@@ -58,6 +125,14 @@ static struct ibv_mr *reg(struct ibv_pd *pd, void *addr, size_t len, uint64_t io
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
+	/* Memory droce cannot reach fails here, as pinning fails in a kernel
+	 * driver (reach.c): EFAULT now, not a fault in a later transfer. */
+	int e = dv_mem_reachable(addr, len, a & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+						 IBV_ACCESS_REMOTE_ATOMIC));
+	if (e) {
+		errno = e;
+		return NULL;
+	}
 	unsigned da = 0;
 	if (a & IBV_ACCESS_LOCAL_WRITE)
 		da |= DROCE_ACCESS_LOCAL_WRITE;
@@ -73,15 +148,23 @@ static struct ibv_mr *reg(struct ibv_pd *pd, void *addr, size_t len, uint64_t io
 		errno = ENOMEM;
 		return NULL;
 	}
-	dv_lock(c);
-	mr->dmr = droce_reg_mr(c->dctx, addr, len, da);
-	int e = errno;
-	dv_unlock(c);
-	if (!mr->dmr) {
+	e = fork_advise(addr, len, MADV_DONTFORK);
+	if (e) {
 		free(mr);
 		errno = e;
 		return NULL;
 	}
+	dv_lock(c);
+	mr->dmr = droce_reg_mr_pd(((struct dv_pd *)pd)->dpd, addr, len, da);
+	e = errno;
+	dv_unlock(c);
+	if (!mr->dmr) {
+		fork_advise(addr, len, MADV_DOFORK);
+		free(mr);
+		errno = e;
+		return NULL;
+	}
+	atomic_fetch_add(&live_mrs, 1);
 	mr->ibmr.context = pd->context;
 	mr->ibmr.pd = pd;
 	mr->ibmr.addr = addr;
@@ -123,6 +206,10 @@ DV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 	dv_unlock(c);
 	if (r)
 		return -r;
+	/* (A range registered twice loses DONTFORK with its first region: the
+	 * child then inherits a copy, which costs the parent nothing.) */
+	fork_advise(ibmr->addr, ibmr->length, MADV_DOFORK);
+	atomic_fetch_sub(&live_mrs, 1);
 	free(mr);
 	return 0;
 }

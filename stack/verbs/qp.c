@@ -120,6 +120,7 @@ DV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 			.max_inline_data = ia->cap.max_inline_data},
 		.sq_sig_all = ia->sq_sig_all,
 		.qp_type = ia->qp_type == IBV_QPT_UD ? DROCE_QPT_UD : DROCE_QPT_RC,
+		.pd = ((struct dv_pd *)pd)->dpd,
 		.srq = ia->srq ? ((struct dv_srq *)ia->srq)->dsrq : NULL,
 		.qp_context = qp, /* its async events name it (async.c) */
 	};
@@ -190,13 +191,15 @@ DV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (c->comm) {
 		/* Commands for this QP may still wait in a ring: let the comm
 		 * poll take them (we hold the context, so we run it) before the
-		 * droce QP goes. Bounded: other QPs' traffic keeps it busy. */
+		 * droce QP goes. Bounded: other QPs' traffic keeps it busy; what
+		 * a full completion ring left behind, droce_comm_destroy_qp
+		 * drops (it would run against the freed QP). */
 		for (unsigned i = 0; i < 1000 && droce_comm_poll(c->comm, dv_now(c)); i++)
 			;
 	}
 	if (c->dev->stats)
 		print_stats(qp);
-	int r = droce_destroy_qp(qp->dqp);
+	int r = c->comm ? droce_comm_destroy_qp(c->comm, qp->dqp) : droce_destroy_qp(qp->dqp);
 	if (!r) {
 		((struct dv_cq *)ibqp->send_cq)->users--;
 		((struct dv_cq *)ibqp->recv_cq)->users--;

@@ -34,7 +34,7 @@ static struct ibv_srq *srq_create(struct ibv_pd *pd, void *srq_context, struct i
 	/* Created unarmed (verbs: srq_limit is ignored at create). */
 	struct droce_srq_attr d = {.max_wr = a->max_wr, .max_sge = a->max_sge};
 	dv_lock(c);
-	s->dsrq = droce_create_srq(c->dctx, &d, s);
+	s->dsrq = droce_create_srq(c->dctx, ((struct dv_pd *)pd)->dpd, &d, s);
 	int e = errno;
 	dv_unlock(c);
 	if (!s->dsrq) {

@@ -120,17 +120,6 @@ DV_EXPORT int ibv_resolve_eth_l2_from_gid(struct ibv_context *ic, struct ibv_ah_
 	return EOPNOTSUPP;
 }
 
-/* Memory is never handed to a kernel driver: fork needs no protection. */
-DV_EXPORT int ibv_fork_init(void)
-{
-	return 0;
-}
-
-DV_EXPORT enum ibv_fork_status ibv_is_fork_initialized(void)
-{
-	return IBV_FORK_UNNEEDED;
-}
-
 /* From rdma-core's driver.h / marshall.h (not shipped by Debian). */
 DV_EXPORT int ibv_dofork_range(void *base, size_t size);
 DV_EXPORT int ibv_dofork_range(void *base, size_t size)

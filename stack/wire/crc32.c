@@ -23,7 +23,7 @@ uint32_t droce_crc32_isal(uint32_t crc, const void *data, size_t len)
 	/* ISA-L's AVX-512 path (crc32_gzip_refl_by16_10, what it dispatches to
 	 * on a CPU with AVX-512 VPCLMULQDQ) returns with the upper halves of
 	 * the vector registers dirty, and ISA-L leaves VZEROUPPER to the caller
-	 * (intel/isa-l issue 24). Every legacy-SSE instruction after it then
+	 * (intel/isa-l issue #24). Every legacy-SSE instruction after it then
 	 * pays a false dependency: on this Xeon a 48 + 300 byte ICRC went from
 	 * ~50 to ~270 ns. VZEROUPPER costs about a cycle. */
 	if (__builtin_cpu_supports("avx"))

@@ -46,7 +46,7 @@ for size in ${sizes//,/ }; do
     echo "FAIL: $test size $size: JSON check is not ok"; cat "$work/client.json"; rc=1; continue
   fi
   # Every QP of the client (the requester) measured its RTT and reports the
-  # timeout and window it uses (issue 12). With --impair a QP may end with
+  # timeout and window it uses. With --impair a QP may end with
   # no sample at all: Karn's rule takes none from a resent packet, and at
   # 1 MB with 1% loss every message of a QP can be resent (seen in 1 of 4
   # runs). The runs without --impair require a sample on every QP; the

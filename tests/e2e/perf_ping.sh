@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# e2e (issue 8 item 14): a droce-perf server that waits for its client on the
+# e2e: a droce-perf server that waits for its client on the
 # side channel still answers ARP and ICMP echo on its port: the kernel's ping,
 # from another network namespace over a veth pair (af_packet on the host end),
 # gets every reply. The server is stopped by PID afterwards (it never gets a

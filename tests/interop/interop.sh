@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Interop suite (issue 10 item 3): droce on the host (af_packet on the veth
+# Interop suite: droce on the host (af_packet on the veth
 # of rxe-vm's namespace) against Linux rxe in a qemu guest (droce-perf
 # --backend verbs), one TEST at the given SIZES, droce as server and as
 # client, every run with --check. Every frame captured on droce's bridge port

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Interop (issue 10 item 3, last part): Debian's perftest, ibv_rc_pingpong and
-# ibv_ud_pingpong (issue 13: UD QPs and address handles against rxe's),
+# Interop: Debian's perftest, ibv_rc_pingpong and
+# ibv_ud_pingpong (UD QPs and address handles against rxe's),
 # unmodified, on both ends: on the host over droce (the project's libibverbs
 # drop-in, scripts/droce-run, af_packet on the harness's veth), in the guest
 # over rxe. Each tool runs with droce as server and as client. The capture of
@@ -94,7 +94,7 @@ for t in ${PERFTEST_TOOLS:-ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_ato
     # reads"), as the initiator depth allows.
     ib_atomic_lat) one $t "-n 100 $u" ;;
     ib_read_bw) one $t "-s 4096 -n 100 $u" ;;
-    # UD (issue 13): one packet per message, at most the port MTU (1024 on
+    # UD: one packet per message, at most the port MTU (1024 on
     # the veth both sides use).
     ibv_ud_pingpong) one $t "-s 1024 -n 100" ;;
     ib_*) one $t "-s 4096 -n 100 $u" ;;

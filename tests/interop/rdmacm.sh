@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Interop (issue 13 item 6): droce's CM against the guest kernel's rdma_cm.
+# Interop: droce's CM against the guest kernel's rdma_cm.
 # Debian's unmodified rping and ib_send_bw -R on both ends: on the host over
 # droce's libibverbs.so.1 + librdmacm.so.1 (scripts/droce-run, af_packet on
 # the harness's veth), in the guest over the kernel's rdma_cm and rxe. rping

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Lossy captures replay (issue 10 item 5): for every capture of a lossy
+"""Lossy captures replay: for every capture of a lossy
 link in pcap/ (the generated pcap/lossy-*.pcap, rxe as tcpdump on the qemu
 bridge would see it, and the real droce-perf captures in pcap/lossy/),
 derive a scenario for each side and replay it: every side must match.

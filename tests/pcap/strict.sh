@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The requester's policy (issue 8 item 13): a NIC that sets MigReq on every
+# The requester's policy: a NIC that sets MigReq on every
 # packet, AckReq on a SEND_FIRST and real ACK credit counts (pcap/nic-hiroce*,
 # as a Huawei HiRoCE card does) replays green by default, and --strict
 # reports each of those fields. MigReq both ways: whichever MigReq droce

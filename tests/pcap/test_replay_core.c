@@ -130,7 +130,7 @@ static void test_parse_errors(void **state)
 	expect_error(HEAD QP "allow everything\n", ":5:", "'allow send-ahead'");
 }
 
-/* The lossy-capture directives (issue 10 item 5) and the policy check. */
+/* The lossy-capture directives and the policy check. */
 static void test_parse_lossy(void **state)
 {
 	(void)state;
@@ -272,7 +272,7 @@ static void test_compare_ignores_and_catches(void **state)
 }
 
 /*
- * The requester's policy (issue 8 item 13): a NIC that sets MigReq on every
+ * The requester's policy: a NIC that sets MigReq on every
  * packet (HiRoCE, ConnectX), AckReq where it likes and real ACK credits
  * answers the same as droce; only "check migreq/ackreq/credits" (what
  * --strict turns on) compares them.

@@ -10,8 +10,10 @@
  *    QP made before that connection's TIMEWAIT_EXIT (malloc tends to put
  *    the new QP where the old one was), connected after it: each of the
  *    ROUNDS connections carries a SEND that must complete. A REQ that
- *    meets the server's TIMEWAIT of the last one (droce reuses the QPN at
- *    once) is refused as stale (REJ 10): retried, at most 100 times.
+ *    meets the server's TIMEWAIT of an earlier one with the same QPN is
+ *    refused as stale (REJ 10): retried, at most 100 times (droce's QPNs
+ *    rotate, so against droce that takes a QP table's worth of QPs; a
+ *    stack that reuses a QPN at once, as droce did, meets it here).
  *  - "vanish": a server that stops dead (SIGSTOP, every thread) when the
  *    REQ arrives, never answering: the client's CM gives up after its
  *    retries (DROCE_CM_RESPONSE_TIMEOUT / DROCE_CM_RETRIES shorten them).

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Suite sim: what droce-sim must show (issue 12 item 6), one claim per test.
+"""Suite sim: what droce-sim must show, one claim per test.
 
     claims.py DROCE_SIM CLAIM [OUTDIR]
 

@@ -50,7 +50,7 @@ OPCODES = {
     0x65: ("UD_SEND_ONLY_WITH_IMMEDIATE", ["deth", "imm"], True),
     0x81: ("CNP", ["cnp"], False),
 }
-# JSON key order of the extension headers (issue 2 item 4), not wire order.
+# JSON key order of the extension headers, not wire order.
 JSON_EXT_ORDER = ["reth", "aeth", "imm", "ieth", "deth", "atomic", "atomic_ack"]
 
 MAC_A = bytes.fromhex("020000000001")

@@ -3,6 +3,7 @@
 # function or a struct layout shares, which symbols cannot show): each folder
 # of stack/ may include only the folders below it (docs/architecture.md):
 #
+#   base                                        (header-only, no dependency: below all)
 #   wire < cc < model < transport < core      (the engine, data flows one way)
 #   wire < net                                  (links, ports, neighbours)
 #   cm, comm, verbs, rdmacm                     (above; never included below)
@@ -12,6 +13,7 @@ set -u
 stack=${1:?usage: includes.sh STACK_DIR}
 [ -d "$stack/core" ] || { echo "no $stack/core"; exit 1; }
 declare -A allowed=(
+  [base]="base"
   [wire]="wire"
   [cc]="wire cc"
   [model]="wire cc model"
@@ -28,6 +30,7 @@ seen=0
 for dir in "$stack"/*/; do
   layer=$(basename "$dir")
   ok=${allowed[$layer]:-}
+  [ "$layer" = base ] || ok="base $ok"
   if [ -z "$ok" ]; then
     echo "stack/$layer: a folder the layering table does not know (add it to $0)"
     bad=1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A measurement, not a test (issue 9 item 6; docs/benchmarks.md quotes it):
+# A measurement, not a test (docs/benchmarks.md quotes it):
 # perftest over droce's libibverbs beside droce-perf, both ends over memif.
 #
 # Like with like:
@@ -164,4 +164,4 @@ echo "the same over the rounds where neither run had a timeout: bw $(rcol 4 2 5 
 if [ -n "$before" ]; then
   echo "before ($before): ib_write_bw $(col 12) MB/s (ratio $(ratio "$(col 12)" "$(col 2)")), ib_write_lat typical $(col 14) us (ratio $(ratio "$(col 14)" "$(col 6)")), avg $(col 15) us"
 fi
-echo "targets (issue 9 item 6): bw ratio >= 0.9, lat typical ratio <= 1.1"
+echo "targets: bw ratio >= 0.9, lat typical ratio <= 1.1"

@@ -301,6 +301,22 @@ static void bad_calls(struct side *s)
 	CHECK(ibv_query_gid(s->ctx, 1, 1, &g) == -1, "query_gid(index 1): -1");
 	struct ibv_port_attr pa;
 	CHECK(ibv_query_port(s->ctx, 2, &pa) == EINVAL, "query_port(port 2): EINVAL");
+	/* rdma-core: a PD in use cannot be freed; a region of another PD is not
+	 * the QP's (IBTA 10.6.3.2: its L_Key completes LOC_PROT_ERR). */
+	struct ibv_pd *pd2 = ibv_alloc_pd(s->ctx);
+	struct ibv_mr *mr2 = pd2 ? ibv_reg_mr(pd2, b, sizeof(b), IBV_ACCESS_LOCAL_WRITE) : NULL;
+	CHECK(mr2 && ibv_dealloc_pd(pd2) == EBUSY, "dealloc_pd with an MR in it: EBUSY");
+	CHECK(mr2 && mr2->pd == pd2 && mr2->lkey != s->mr->lkey, "reg_mr in a second PD");
+	CHECK(mr2 && !ibv_dereg_mr(mr2) && !ibv_dealloc_pd(pd2), "dealloc_pd once empty: 0");
+	/* A child shares the parent's DPDK memory: fork is not "unneeded". It
+	 * is ENABLED when something called ibv_fork_init() first (DPDK's mlx5
+	 * driver does, at load, when it is installed), else DISABLED, and then
+	 * too late to enable with memory registered (rdma-core: EINVAL). */
+	enum ibv_fork_status fs = ibv_is_fork_initialized();
+	CHECK(fs == IBV_FORK_DISABLED || fs == IBV_FORK_ENABLED, "is_fork_initialized: %d, not UNNEEDED",
+	      (int)fs);
+	CHECK(ibv_fork_init() == (fs == IBV_FORK_ENABLED ? 0 : EINVAL),
+	      "fork_init with memory registered: 0 when enabled already, else EINVAL");
 
 	struct ibv_qp *qp = make_qp(s); /* in INIT */
 	struct ibv_sge sge = {.addr = (uintptr_t)s->buf, .length = 8, .lkey = s->mr->lkey};
@@ -327,7 +343,7 @@ static void bad_calls(struct side *s)
 	CHECK(ibv_post_recv(qp, &rwr, &rbad) == EINVAL && rbad == &rwr, "post_recv in RESET: EINVAL");
 	CHECK(ibv_destroy_qp(qp) == 0, "destroy_qp: 0");
 
-	/* UD (issue 13): address handles need a GRH with an IPv4-mapped GID;
+	/* UD: address handles need a GRH with an IPv4-mapped GID;
 	 * a UD QP takes SEND with an AH only, and QKEY at RESET->INIT. */
 	struct ibv_ah_attr aha = {.is_global = 0, .port_num = 1};
 	errno = 0;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * Frame capture to a pcap file (issue 5 item 1). DPDK-free: it takes bytes
+ * Frame capture to a pcap file. DPDK-free: it takes bytes
  * and a timestamp, so the port (stack/net/port/port.c), an in-memory link or a
  * test can all mirror frames into it.
  *
@@ -11,7 +11,7 @@
  * 4791. Classic pcap carries no direction: RX and TX frames are interleaved
  * in the order they were written (the counters below keep them apart).
  *
- * Timestamps: droce never reads a clock (GUIDE principle 2); the caller
+ * Timestamps: droce never reads a clock (principle 2, docs/architecture.md); the caller
  * passes @p now as it runs (the poll loop's time) and the writer adds
  * droce_capture_conf.ts_offset_ns, so an application that knows
  * wall-clock minus loop-clock gets real dates in the file.

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "net/diag/impair.h"
+#include "base/splitmix64.h"
 #include "wire/bytes.h"
 #include "wire/hdr.h"
 #include "wire/opcode.h"
@@ -37,19 +38,16 @@ struct droce_impair {
 	struct droce_impair_stats st;
 };
 
-/* splitmix64 (Steele, Lea, Flood 2014): tiny, seedable with any value. */
+/* The shim's stream: base/splitmix64.h, seedable with any value. */
 static uint64_t next_u64(uint64_t *s)
 {
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
+	return droce_splitmix64(s);
 }
 
 /* Uniform in [0, 1) with 53 bits. */
 static double next_unit(uint64_t *s)
 {
-	return (double)(next_u64(s) >> 11) * (1.0 / 9007199254740992.0);
+	return droce_splitmix64_unit(s);
 }
 
 static bool prob_ok(double p)

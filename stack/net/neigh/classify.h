@@ -3,7 +3,7 @@
  * @file
  * What a received frame is, decided from its first bytes (DPDK-free). The
  * port uses it in its RX burst to answer ARP and ICMP itself, hand RoCE
- * frames to the context and count the rest (GUIDE principle 5). It only
+ * frames to the context and count the rest (principle 5, docs/architecture.md). It only
  * classifies; stack/wire/parse.c validates RoCE frames in full later.
  */
 #ifndef DROCE_NET_NEIGH_CLASSIFY_H

@@ -7,7 +7,7 @@
  *
  * One struct droce_port is one RX/TX queue pair of one ethdev, with its own
  * mempools, TX batch, ARP table and counters, driven by exactly one thread
- * (GUIDE principle 1). Several contexts on several lcores: open the device
+ * (principle 1, docs/architecture.md). Several contexts on several lcores: open the device
  * with droce_port_open_queues() and nb_queues = number of contexts, give
  * each context the link of one queue, and run each context's poll loop on
  * its own lcore. RSS spreads RoCE flows (the UDP source port is the entropy,

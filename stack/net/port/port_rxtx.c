@@ -35,7 +35,7 @@
  * holds (droce_port_zc_held). A counter here had to be atomic (a PMD may free on
  * another lcore, a ring consumer), and on memif that locked add came right
  * after the PMD's 4 KB copy into its ring, where it waited for all of the
- * copy's stores to drain: 4.2% of a 64 KB write_bw sender (issue 11).
+ * copy's stores to drain: 4.2% of a 64 KB write_bw sender.
  */
 static void zc_release(void *addr, void *opaque)
 {

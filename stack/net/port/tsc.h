@@ -2,7 +2,7 @@
 /*
  * The poll loop's clock: the TSC, calibrated once (rte_get_tsc_hz), turned
  * into nanoseconds with one 64x64->128 multiply and a shift, no division,
- * no floating point and no system call per loop turn (GUIDE principle 2:
+ * no floating point and no system call per loop turn (principle 2, docs/architecture.md:
  * the loop reads the clock once per iteration and passes it in as `now`).
  * DPDK's EAL requires an invariant TSC on x86, so one calibration holds for
  * the life of the process.

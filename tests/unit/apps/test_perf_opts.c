@@ -239,7 +239,7 @@ static void test_pattern(void **state)
 	assert_int_equal(pattern_check(a, sizeof(a), 7), 200);
 }
 
-/* --timeout-mode and --window-tune reach the context's parameters (issue 12). */
+/* --timeout-mode and --window-tune reach the context's parameters. */
 static void test_rtt_options(void **state)
 {
 	struct perf_opts o;
@@ -252,7 +252,7 @@ static void test_rtt_options(void **state)
 	assert_int_equal(parse(&o, err, a), 0);
 	assert_int_equal(o.timeout_mode, DROCE_TIMEOUT_ADAPTIVE);
 	assert_true(o.window_tune);
-	const char *q[] = {"write_bw", "-q", "16384", NULL}; /* issue 11 item 6 */
+	const char *q[] = {"write_bw", "-q", "16384", NULL};
 	assert_int_equal(parse(&o, err, q), 0);
 	assert_int_equal(o.qps, 16384);
 	const char *b[] = {"write_lat", "--timeout-mode", "ibta", NULL};
@@ -285,7 +285,7 @@ static void test_json(void **state)
 	assert_non_null(strstr(buf, "\"check\": \"ok\""));
 	assert_non_null(strstr(buf, "\"BAD_ICRC\": 2"));
 	assert_non_null(strstr(buf, "\"qps\": []"));
-	/* per-QP RTT, timeout and window (issue 12) */
+	/* per-QP RTT, timeout and window */
 	struct perf_qp_path q = {.rtt_samples = 10, .rtt_min_ns = 1500, .rtt_srtt_ns = 2250,
 				 .rtt_var_ns = 500, .rto_ns = 4250000, .window_bytes = 65536,
 				 .window_pkts = 16, .timeout_mode = "adaptive"};

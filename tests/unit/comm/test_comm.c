@@ -249,6 +249,79 @@ static void test_comm_core_send_with_imm(void **state)
 	free(w);
 }
 
+/*
+ * More than the 64 channels and 256 CQs the comm once had, allocated as
+ * they are asked for, and a CQ's channel taken back (unbind) and serving
+ * the next CQ: its completions, not the old one's (the verbs' comm-core
+ * mode gives each CQ a channel and reuses it after ibv_destroy_cq).
+ */
+static void test_comm_channels_reclaimed(void **state)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	w->ml = droce_memlink_create(NULL);
+	make_side(w, 0);
+	struct droce_ctx *ctx = w->s[0].ctx;
+	errno = 0;
+	assert_null(droce_comm_create(ctx, DROCE_COMM_MAX_CHAN + 1, 64));
+	assert_int_equal(errno, EINVAL);
+	struct droce_comm *c = droce_comm_create(ctx, 300, 64);
+	assert_non_null(c);
+	assert_null(droce_comm_chan(c, 300));
+	struct droce_chan *last = droce_comm_chan(c, 299);
+	assert_non_null(last);
+	assert_ptr_equal(droce_comm_chan(c, 299), last);
+	enum { NCQ = 300 };
+	static struct droce_cq *cq[NCQ];
+	for (unsigned i = 0; i < NCQ; i++) {
+		cq[i] = droce_create_cq(ctx, 16);
+		assert_non_null(cq[i]);
+		/* 200 channels, the last 100 CQs sharing some of them */
+		assert_int_equal(droce_comm_bind_cq(c, cq[i], droce_comm_chan(c, i % 200)), 0);
+	}
+	assert_int_equal(droce_comm_unbind_cq(c, cq[5]), 0);
+	assert_int_equal(droce_comm_unbind_cq(c, cq[5]), -ENOENT);
+	assert_int_equal(droce_comm_unbind_cq(c, NULL), -EINVAL);
+	assert_int_equal(droce_destroy_cq(cq[5]), 0);
+	/* Channel 205 % 200 = 5 still serves cq[205]: unbind it too. */
+	assert_int_equal(droce_comm_unbind_cq(c, cq[205]), 0);
+	struct droce_cq *fresh = droce_create_cq(ctx, 16);
+	assert_non_null(fresh);
+	struct droce_chan *ch5 = droce_comm_chan(c, 5);
+	assert_int_equal(droce_comm_bind_cq(c, fresh, ch5), 0);
+	/* A QP on the fresh CQ, in ERR: a receive posted through channel 5 is
+	 * flushed into the fresh CQ and must come back on channel 5. */
+	struct droce_qp_init_attr ia = {.send_cq = fresh, .recv_cq = fresh,
+					.cap = {.max_send_wr = 4, .max_recv_wr = 4,
+						.max_send_sge = 1, .max_recv_sge = 1}};
+	struct droce_qp *qp = droce_create_qp(ctx, &ia);
+	assert_non_null(qp);
+	struct droce_qp_attr a = {0};
+	a.qp_state = DROCE_QPS_INIT;
+	a.qp_access_flags = DROCE_ACCESS_REMOTE_WRITE;
+	a.pkey = DROCE_DEFAULT_PKEY;
+	assert_int_equal(droce_modify_qp(qp, &a, DROCE_QP_STATE | DROCE_QP_ACCESS_FLAGS | DROCE_QP_PKEY), 0);
+	a.qp_state = DROCE_QPS_ERR;
+	assert_int_equal(droce_modify_qp(qp, &a, DROCE_QP_STATE), 0);
+	struct droce_recv_wr rwr = {.wr_id = 777};
+	assert_int_equal(droce_chan_post_recv(ch5, qp, &rwr), 0);
+	struct droce_wc wc;
+	int n = 0;
+	for (int i = 0; i < 100 && n == 0; i++) {
+		droce_comm_poll(c, now_ns());
+		n = droce_chan_poll_cq(ch5, 1, &wc);
+	}
+	assert_int_equal(n, 1);
+	assert_int_equal(wc.wr_id, 777);
+	assert_int_equal(wc.status, DROCE_WC_WR_FLUSH_ERR);
+	assert_int_equal(droce_destroy_qp(qp), 0);
+	droce_comm_destroy(c);
+	droce_comm_destroy(w->s[0].comm);
+	droce_ctx_destroy(ctx);
+	free(w->s[0].buf);
+	droce_memlink_destroy(w->ml);
+	free(w);
+}
+
 static void test_comm_create_rejects(void **state)
 {
 	errno = 0;
@@ -259,11 +332,138 @@ static void test_comm_create_rejects(void **state)
 	assert_int_equal(droce_chan_post_send(ch, NULL, &wr), -EINVAL);
 }
 
+/* ------------------------------------------- destroy with commands queued -- */
+
+/* One context without a peer, one CQ bound to the only channel of a comm
+ * core whose rings hold two entries: two refusals fill its completion ring. */
+struct lone {
+	struct droce_memlink *ml;
+	struct droce_ctx *ctx;
+	struct droce_cq *cq;
+	struct droce_comm *comm;
+	struct droce_chan *ch;
+};
+
+static void lone_init(struct lone *l)
+{
+	l->ml = droce_memlink_create(NULL);
+	struct droce_ctx_params p;
+	droce_ctx_params_init(&p);
+	p.link = droce_memlink_end(l->ml, 0);
+	p.seed = 5;
+	l->ctx = droce_ctx_create(&p);
+	assert_non_null(l->ctx);
+	l->cq = droce_create_cq(l->ctx, 64);
+	l->comm = droce_comm_create(l->ctx, 1, 2);
+	l->ch = droce_comm_chan(l->comm, 0);
+	assert_int_equal(droce_comm_bind_cq(l->comm, l->cq, l->ch), 0);
+}
+
+static void lone_fini(struct lone *l)
+{
+	droce_comm_destroy(l->comm);
+	droce_ctx_destroy(l->ctx);
+	droce_memlink_destroy(l->ml);
+}
+
+/* One context, no peer: a QP in RESET refuses every send, so each command
+ * becomes a completion on the channel. With the channel's completion ring
+ * full, the comm core takes no command (a refusal must have somewhere to
+ * go): commands for a QP stay in the command ring. Destroying that QP
+ * through droce_comm_destroy_qp() drops them (verbs: a destroyed QP's
+ * outstanding WRs complete no more); the next polls must not touch the
+ * freed QP (under ASan, droce_destroy_qp in its place is a
+ * heap-use-after-free in droce_post_send) and deliver nothing for it. */
+static void test_comm_destroy_qp_with_commands_queued(void **state)
+{
+	(void)state;
+	struct lone l;
+	lone_init(&l);
+	struct droce_comm *comm = l.comm;
+	struct droce_chan *ch = l.ch;
+	struct droce_qp_init_attr ia = {.send_cq = l.cq, .recv_cq = l.cq};
+	struct droce_qp *keep = droce_create_qp(l.ctx, &ia), *gone = droce_create_qp(l.ctx, &ia);
+	assert_non_null(keep);
+	assert_non_null(gone);
+	struct droce_send_wr wr = {.opcode = DROCE_WR_SEND};
+	/* Two refusals fill the completion ring. */
+	for (unsigned i = 0; i < 2; i++) {
+		wr.wr_id = 100 + i;
+		assert_int_equal(droce_chan_post_send(ch, keep, &wr), 0);
+	}
+	droce_comm_poll(comm, 1);
+	/* Two commands for the QP about to go: they stay in the ring. */
+	for (unsigned i = 0; i < 2; i++) {
+		wr.wr_id = 200 + i;
+		assert_int_equal(droce_chan_post_send(ch, gone, &wr), 0);
+	}
+	droce_comm_poll(comm, 2);
+	assert_int_equal(droce_chan_post_send(ch, gone, &wr), -EAGAIN);
+	assert_int_equal(droce_comm_destroy_qp(comm, gone), 0);
+	struct droce_wc wc[4];
+	assert_int_equal(droce_chan_poll_cq(ch, 4, wc), 2);
+	assert_int_equal(wc[0].wr_id, 100);
+	assert_int_equal(wc[1].wr_id, 101);
+	for (unsigned i = 0; i < 4; i++)
+		droce_comm_poll(comm, 3 + i);
+	assert_int_equal(droce_chan_poll_cq(ch, 4, wc), 0);
+	/* The ring works on: a command for the QP that stayed is refused as before. */
+	wr.wr_id = 300;
+	assert_int_equal(droce_chan_post_send(ch, keep, &wr), 0);
+	droce_comm_poll(comm, 10);
+	assert_int_equal(droce_chan_poll_cq(ch, 4, wc), 1);
+	assert_int_equal(wc[0].wr_id, 300);
+	assert_int_equal(wc[0].status, DROCE_WC_LOC_QP_OP_ERR);
+	lone_fini(&l);
+}
+
+/* The same for an address handle: a queued send naming a handle destroyed
+ * through droce_comm_destroy_ah() is refused (LOC_QP_OP_ERR, vendor_err
+ * EINVAL), never posted with the freed handle. */
+static void test_comm_destroy_ah_with_commands_queued(void **state)
+{
+	(void)state;
+	struct lone l;
+	lone_init(&l);
+	struct droce_comm *comm = l.comm;
+	struct droce_chan *ch = l.ch;
+	struct droce_qp_init_attr ia = {.send_cq = l.cq, .recv_cq = l.cq, .qp_type = DROCE_QPT_UD};
+	struct droce_qp *qp = droce_create_qp(l.ctx, &ia);
+	assert_non_null(qp);
+	struct droce_ah_attr aa = {.ip_version = 4};
+	struct droce_ah *ah = droce_create_ah(l.ctx, &aa);
+	assert_non_null(ah);
+	struct droce_send_wr wr = {.opcode = DROCE_WR_SEND};
+	wr.wr.ud.ah = ah;
+	/* The QP is in RESET: two refusals fill the completion ring. */
+	for (unsigned i = 0; i < 2; i++) {
+		wr.wr_id = 100 + i;
+		assert_int_equal(droce_chan_post_send(ch, qp, &wr), 0);
+	}
+	droce_comm_poll(comm, 1);
+	wr.wr_id = 200;
+	assert_int_equal(droce_chan_post_send(ch, qp, &wr), 0);
+	droce_comm_poll(comm, 2);
+	assert_int_equal(droce_comm_destroy_ah(comm, ah), 0);
+	struct droce_wc wc[4];
+	assert_int_equal(droce_chan_poll_cq(ch, 4, wc), 2);
+	droce_comm_poll(comm, 3);
+	assert_int_equal(droce_chan_poll_cq(ch, 4, wc), 1);
+	assert_int_equal(wc[0].wr_id, 200);
+	assert_int_equal(wc[0].status, DROCE_WC_LOC_QP_OP_ERR);
+	assert_int_equal(wc[0].vendor_err, EINVAL);
+	assert_int_equal(droce_comm_destroy_qp(comm, qp), 0);
+	lone_fini(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_comm_create_rejects),
+		cmocka_unit_test(test_comm_channels_reclaimed),
 		cmocka_unit_test(test_comm_core_send_with_imm),
+		cmocka_unit_test(test_comm_destroy_qp_with_commands_queued),
+		cmocka_unit_test(test_comm_destroy_ah_with_commands_queued),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -104,6 +104,88 @@ static void test_qpn_and_create_errors(void **state)
 	assert_int_equal(droce_destroy_qp(NULL), -EINVAL);
 }
 
+/* A destroyed QP's number does not come back with the next QP (a late
+ * packet or CM message of the old connection would reach the new one):
+ * QPNs rotate through the table, a number returns only after every other
+ * free one was handed out; with the table full, ENOMEM. */
+static void test_qpn_not_reused_at_once(void **state)
+{
+	struct fx *f = *state;
+	struct droce_qp_init_attr ia = { .send_cq = f->cq, .recv_cq = f->cq };
+	uint32_t seen[64];
+	unsigned n = 0;
+	struct droce_qp *q = droce_create_qp(f->ctx, &ia);
+	assert_non_null(q);
+	seen[n++] = droce_qp_num(q);
+	for (unsigned i = 0; i < 40; i++) {
+		assert_int_equal(droce_destroy_qp(q), 0);
+		q = droce_create_qp(f->ctx, &ia);
+		assert_non_null(q);
+		for (unsigned j = 0; j < n; j++)
+			assert_int_not_equal(droce_qp_num(q), seen[j]);
+		seen[n++] = droce_qp_num(q);
+	}
+	assert_int_equal(droce_destroy_qp(q), 0);
+	/* A small table: every free number is used once before one returns. */
+	struct tl_pair *l = calloc(1, sizeof(*l));
+	struct droce_ctx_params p;
+	droce_ctx_params_init(&p);
+	p.max_qps = 3;
+	p.seed = 9;
+	l->end[0].pair = l;
+	p.link.ops = &tl_ops;
+	p.link.priv = &l->end[0];
+	struct droce_ctx *ctx = droce_ctx_create(&p);
+	struct droce_cq *cq = droce_create_cq(ctx, 8);
+	ia.send_cq = ia.recv_cq = cq;
+	struct droce_qp *a = droce_create_qp(ctx, &ia), *b = droce_create_qp(ctx, &ia);
+	uint32_t an = droce_qp_num(a), bn = droce_qp_num(b);
+	assert_int_equal(droce_destroy_qp(a), 0);
+	struct droce_qp *c = droce_create_qp(ctx, &ia);
+	assert_true(droce_qp_num(c) != an && droce_qp_num(c) != bn);
+	struct droce_qp *d = droce_create_qp(ctx, &ia); /* the only free one left: a's */
+	assert_int_equal(droce_qp_num(d), an);
+	errno = 0;
+	assert_null(droce_create_qp(ctx, &ia));
+	assert_int_equal(errno, ENOMEM);
+	droce_ctx_destroy(ctx);
+	free(l);
+}
+
+/* A path MTU above what the link carries is refused (its full-size frames
+ * would be dropped and every message over one packet fail). */
+static void test_path_mtu_capped_by_link(void **state)
+{
+	(void)state;
+	struct tl_pair *l = calloc(1, sizeof(*l));
+	struct droce_ctx_params p;
+	droce_ctx_params_init(&p);
+	p.seed = 9;
+	p.max_mtu = DROCE_MTU_1024;
+	l->end[0].pair = l;
+	p.link.ops = &tl_ops;
+	p.link.priv = &l->end[0];
+	struct droce_ctx *ctx = droce_ctx_create(&p);
+	assert_non_null(ctx);
+	struct droce_cq *cq = droce_create_cq(ctx, 8);
+	struct droce_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq };
+	struct droce_qp *q = droce_create_qp(ctx, &ia);
+	struct droce_qp_attr a;
+	good_attr(&a, DROCE_QPS_INIT);
+	assert_int_equal(droce_modify_qp(q, &a, INIT_MASK), 0);
+	good_attr(&a, DROCE_QPS_RTR);
+	a.path_mtu = DROCE_MTU_2048;
+	assert_int_equal(droce_modify_qp(q, &a, RTR_MASK), -EINVAL);
+	a.path_mtu = DROCE_MTU_1024;
+	assert_int_equal(droce_modify_qp(q, &a, RTR_MASK), 0);
+	droce_ctx_destroy(ctx);
+	p.max_mtu = 9;
+	errno = 0;
+	assert_null(droce_ctx_create(&p));
+	assert_int_equal(errno, EINVAL);
+	free(l);
+}
+
 static void test_legal_path_and_query(void **state)
 {
 	struct fx *f = *state;
@@ -364,6 +446,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_qpn_and_create_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_qpn_not_reused_at_once, setup, teardown),
+		cmocka_unit_test(test_path_mtu_capped_by_link),
 		cmocka_unit_test_setup_teardown(test_legal_path_and_query, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_illegal_transitions_and_masks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_post_rules, setup, teardown),

@@ -3,7 +3,7 @@
  * droce's completion statuses and opcodes are ibverbs' own numbers
  * (enum ibv_wc_status / ibv_wc_opcode in rdma-core's <infiniband/verbs.h>),
  * so a program or a drop-in library can pass them through unchanged and a
- * number printed by one is read the same way by the other (issue 8 item 10).
+ * number printed by one is read the same way by the other.
  * Only the header is used (no libibverbs to link).
  */
 #include <setjmp.h>

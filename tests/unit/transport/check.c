@@ -101,7 +101,7 @@ unsigned expect_msg(const struct pair *p, const unsigned *idx, unsigned avail, e
 			REC_FAIL(p, k, "dqpn %06x, want %06x", r->dqpn, dqpn);
 		if (r->payload_len != plen)
 			REC_FAIL(p, k, "payload %u, want %u", r->payload_len, plen);
-		/* 9.2.4: the last packet of a message must ask for an ACK (issue 3: and every N) */
+		/* 9.2.4: the last packet of a message must ask for an ACK (and droce's every N) */
 		if (last && !r->ackreq)
 			REC_FAIL(p, k, "last packet without AckReq");
 		if (write && i == 0 && (r->va != va || r->rkey != rkey || r->dma_len != len))

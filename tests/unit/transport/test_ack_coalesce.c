@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * ACK coalescing (issue 11 item 5, IBTA 9.7.5.1.1): one ACK acknowledges
+ * ACK coalescing (IBTA 9.7.5.1.1): one ACK acknowledges
  * every earlier PSN, so the responder sends at most one per QP and poll,
  * after the whole receive burst, for the newest PSN executed; a duplicate
  * is always answered (C9-105). The requester completes every message a

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Issue 8: places where a correct rxe or ConnectX peer on a healthy link, or
+ * Places where a correct rxe or ConnectX peer on a healthy link, or
  * a forged frame, could drive a droce QP wrong. Each test crafts the peer's
  * frames with the wire builder (or drops a real answer with the shim and
  * injects another in its place) and asserts droce's exact answer:

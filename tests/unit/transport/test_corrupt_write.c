@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Issue 11 item 2's safety rule, for any receive path (verify-then-copy, or
+ * The one-pass placement's safety rule (transport/rx_fused.h), for any receive path (verify-then-copy, or
  * the fused CRC-and-copy of stack/transport/rx_fused.c): a WRITE frame whose ICRC
  * is bad may touch only bytes that the retransmission overwrites before a
  * completion covers them, so a corrupted RETH, PSN or opcode never steers a

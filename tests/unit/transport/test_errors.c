@@ -252,8 +252,8 @@ static void test_mr_missing_atomic(void **s)
 }
 
 /* The QP's own access flags (qp_access_flags) also gate remote operations:
- * an operation the QP does not enable is an invalid request (rxe, qib/hfi1,
- * issue 8 item 6), not a remote access error. */
+ * an operation the QP does not enable is an invalid request (rxe, qib/hfi1),
+ * not a remote access error. */
 static void test_qp_missing_access(void **state)
 {
 	struct fx *f = *state;
@@ -275,7 +275,7 @@ static void test_qp_missing_access(void **state)
 		DROCE_WC_REM_INV_REQ_ERR);
 }
 
-/* A stale rkey after deregistration (issue 3 item 1). */
+/* A stale rkey after deregistration. */
 static void test_stale_rkey(void **s)
 {
 	struct fx *f = *s;

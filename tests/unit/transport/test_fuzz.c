@@ -7,7 +7,7 @@
  * correct ICRC so it reaches the transport, aimed at the responder and at
  * the requester of a live connection that also carries real traffic.
  *
- * Bad input is counted, never trusted (GUIDE principle 5): nothing may
+ * Bad input is counted, never trusted (principle 5, docs/architecture.md): nothing may
  * crash (the sanitizer build runs this), no byte outside a registered
  * region may change, and after the storm both contexts still work: fresh
  * QPs connect and move verified data.

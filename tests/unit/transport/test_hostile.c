@@ -12,7 +12,7 @@
  *   - a zero-length RDMA needs no valid R_Key (C9-88);
  *   - out-of-sequence requests -> one PSN-sequence NAK per gap (9.7.5.2.1);
  *   - unknown QPN, wrong P_Key, wrong service, bad ICRC, truncation, another
- *     host's address -> dropped silently, counted (GUIDE principle 5);
+ *     host's address -> dropped silently, counted (principle 5, docs/architecture.md);
  *   - ghost ACKs and NAKs for PSNs never sent -> ignored by the requester.
  */
 #include <setjmp.h>
@@ -415,6 +415,40 @@ static void test_other_host(void **state)
 	expect_silent_drop(f, 0, d0, "DST_IP");
 }
 
+/* The header checks run before the ICRC (rxe's order), yet a frame whose
+ * corruption hit a header they read (the destination QPN, the P_Key) is
+ * counted as corrupt, BAD_ICRC, not as a frame for another QP or partition:
+ * and a corrupted payload placed by no one. */
+static void test_corrupt_header_counts_bad_icrc(void **state)
+{
+	struct fx *f = *state;
+	struct droce_hdrs h;
+	uint8_t buf[256];
+	uint64_t d0 = total_drops(&f->p, SIDE_B);
+
+	pair_hdrs(&f->p, SIDE_A, &h, DROCE_OP_RC_RDMA_WRITE_ONLY, f->bqpn, f->E);
+	h.payload_len = 8;
+	h.ext.reth.va = f->rb;
+	h.ext.reth.rkey = f->bmr->rkey;
+	h.ext.reth.dma_len = 8;
+	size_t len = droce_build_frame(buf, sizeof(buf), &h, f->payload);
+	assert_true(len > 40);
+	/* BTH: 12 bytes before the RETH (16), the payload (8) and the ICRC (4) */
+	uint8_t *bth = buf + len - 4 - 8 - 16 - 12;
+	assert_int_equal(bth[0], DROCE_OP_RC_RDMA_WRITE_ONLY);
+	bth[7] ^= 0x40; /* destination QPN: now names no QP */
+	assert_int_equal(pair_inject_raw(&f->p, SIDE_A, buf, (uint32_t)len), 0);
+	expect_silent_drop(f, 0, d0, "BAD_ICRC");
+	bth[7] ^= 0x40;
+	bth[2] ^= 0x12; /* P_Key: another partition */
+	unsigned mark = f->p.nrec;
+	assert_int_equal(pair_inject_raw(&f->p, SIDE_A, buf, (uint32_t)len), 0);
+	expect_silent_drop(f, mark, d0 + 1, NULL);
+	assert_int_equal(ctx_drops(&f->p, SIDE_B, "BAD_ICRC"), 2);
+	assert_int_equal(ctx_drops(&f->p, SIDE_B, "UNKNOWN_QPN"), 0);
+	assert_int_equal(ctx_drops(&f->p, SIDE_B, "BAD_PKEY"), 0);
+}
+
 static void test_bad_icrc_and_truncated(void **state)
 {
 	struct fx *f = *state;
@@ -503,6 +537,7 @@ int main(void)
 		T(test_bad_pkey),
 		T(test_uc_opcode_to_rc_qp),
 		T(test_other_host),
+		T(test_corrupt_header_counts_bad_icrc),
 		T(test_bad_icrc_and_truncated),
 		T(test_ghost_responses_ignored),
 	};

@@ -220,7 +220,7 @@ static void one_msg(struct fx *f, enum droce_wr_opcode op, uint32_t len)
 		}
 		expect_msg(p, req, nreq, op, f->psn, len, f->mtu, (uint64_t)(uintptr_t)(b + boff),
 			   f->bmr->rkey, imm, f->c.qpn[SIDE_B]);
-		/* IBTA 9.7.2 / issue 3: AckReq at least every DROCE_DEFAULT_ACK_REQ_EVERY packets */
+		/* IBTA 9.7.2: AckReq at least every DROCE_DEFAULT_ACK_REQ_EVERY packets */
 		for (unsigned i = 0, since = 0; i < nreq; i++) {
 			since = p->rec[req[i]].ackreq ? 0 : since + 1;
 			if (since >= DROCE_DEFAULT_ACK_REQ_EVERY)
@@ -325,7 +325,7 @@ static void test_atomics(void **state)
 	one_msg(f, DROCE_WR_RDMA_WRITE, 10);
 }
 
-/* Inline data is copied at post time (issue 3 item 1). */
+/* Inline data is copied at post time. */
 static void test_inline(void **state)
 {
 	struct fx *f = *state;
@@ -567,7 +567,7 @@ static void test_sq_sig_all(void **state)
 }
 
 
-/* Per-QP counters agree with the wire (issue 3 item 5): packets each way, ACKs, no retransmits. */
+/* Per-QP counters agree with the wire: packets each way, ACKs, no retransmits. */
 static void test_counters_match_wire(void **state)
 {
 	struct fx *f = *state;

@@ -5,7 +5,7 @@
  *   - a FENCEd WR waits for earlier READs and atomics (10.8.3.3);
  *   - implicit acknowledgement: a READ response or a later ACK completes the
  *     earlier messages whose own ACK was lost (9.7.5.1.2 coalescing, 9.7.8);
- *   - the send window bounds the packets in flight (issue 3 item 2);
+ *   - the send window bounds the packets in flight;
  *   - the local ACK timeout is 4.096 us * 2^timeout, between 1x and 4x
  *     (9.7.6.1.3 / C9-141);
  *   - retry and RNR counters count consecutive failures, reset by progress

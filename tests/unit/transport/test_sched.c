@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Issue 8 items 1, 2 and 11: scheduling, timers and re-entrancy.
+ * Scheduling, timers and re-entrancy.
  *   - item 1: a QP serving a stream of READ responses still sends its own
  *     requests (requester and responder share the link fairly, as rxe runs
  *     them as independent tasks), and an ACK timeout never counts a retry for

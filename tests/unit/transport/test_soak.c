@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Seeded soak (issue 3 item 6): N messages of random operations (SEND,
+ * Seeded soak: N messages of random operations (SEND,
  * SEND_WITH_IMM, WRITE, WRITE_WITH_IMM, READ, FETCH_ADD, CMP_SWP) and random
  * sizes (0 .. 8000 bytes), up to 16 in flight per flow, over an impaired
  * link (default: 1% loss, 1% reordering, 0.1% duplication in both

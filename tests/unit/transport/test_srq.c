@@ -39,7 +39,7 @@ static struct fx *fx_new(uint32_t max_wr)
 	pair_init(&f->p, NULL);
 	conn_opts_default(&f->o);
 	struct droce_srq_attr sa = {.max_wr = max_wr, .max_sge = 2};
-	f->srq = droce_create_srq(f->p.ctx[SIDE_B], &sa, f);
+	f->srq = droce_create_srq(f->p.ctx[SIDE_B], NULL, &sa, f);
 	assert_non_null(f->srq);
 	f->o.srq[SIDE_B] = f->srq;
 	pair_connect(&f->p, &f->c[0], &f->o);
@@ -195,16 +195,16 @@ static void test_srq_verbs(void **state)
 	struct droce_ctx *ctx = f->p.ctx[SIDE_B];
 	struct droce_srq_attr sa = {.max_wr = 0, .max_sge = 1};
 	errno = 0;
-	assert_null(droce_create_srq(ctx, &sa, NULL));
+	assert_null(droce_create_srq(ctx, NULL, &sa, NULL));
 	assert_int_equal(errno, EINVAL);
 	sa.max_wr = 4;
 	sa.max_sge = 9;
-	assert_null(droce_create_srq(ctx, &sa, NULL));
+	assert_null(droce_create_srq(ctx, NULL, &sa, NULL));
 	sa.max_wr = 65536;
 	sa.max_sge = 1;
-	assert_null(droce_create_srq(ctx, &sa, NULL));
+	assert_null(droce_create_srq(ctx, NULL, &sa, NULL));
 	sa.max_wr = 4;
-	struct droce_srq *s = droce_create_srq(ctx, &sa, NULL);
+	struct droce_srq *s = droce_create_srq(ctx, NULL, &sa, NULL);
 	assert_non_null(s);
 	for (unsigned i = 0; i < 4; i++)
 		assert_int_equal(post_srq(s, i, f->bmr, 0, 8), 0);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rxe's UD datagrams on droce's UD receive path (issue 13 item 1): every
+ * rxe's UD datagrams on droce's UD receive path: every
  * rdma_cm handshake of ../shared/pcap-corpus/rxe-write-read-*.pcap begins
  * with CM MADs sent as UD SEND_ONLY to QP1 (REQ, REP, RTU; DREQ and DREP at
  * the end). Each captured datagram is put on an in-memory link, as its
