@@ -83,10 +83,14 @@ one_pair() {
 # started (it answers "ID not found"), is disconnected for good: DPDK
 # 22.11's memif does not retry, and nothing crosses the link. That is the
 # start-up race of the two ends, not the transfer under test: such a pair
-# runs again, at most three times more (the memif log says which it was).
+# runs again, at most five times more (the memif log says which it was;
+# each try's logs are kept as server.N.out / client.N.out with
+# UCX_CASE_KEEP=1). Seen here even with the client started after the
+# server's "droce0 open": not understood yet (docs/middleware.md).
 export DROCE_EAL="${DROCE_EAL:+$DROCE_EAL }--log-level=pmd.net.memif:debug"
-for try in 1 2 3 4; do
+for try in 1 2 3 4 5 6; do
   one_pair $try
+  cp "$work/server.out" "$work/server.$try.out"; cp "$work/client.out" "$work/client.$try.out"
   { [ $crc = 0 ] && [ $src = 0 ]; } && break
   grep -q -E 'memif_connect_client\(\): Failed to connect socket|Disconnect received: ID not found' \
     "$work/client.out" "$work/server.out" || break
