@@ -24,6 +24,7 @@ struct droce_ctx;
 struct droce_cq;
 struct droce_qp;
 struct droce_ah;
+struct droce_srq;
 struct droce_pd;
 
 /* ---------------------------------------------------------------- PD -- */
@@ -298,6 +299,11 @@ struct droce_qp_init_attr {
 	int sq_sig_all;           /**< every send WR completes, as if SIGNALED */
 	enum droce_qp_type qp_type; /**< 0 = RC */
 	struct droce_pd *pd;      /**< its protection domain; NULL = the context's own */
+	/** RC or UD: take receives from this shared receive queue instead of
+	 * an RQ of the QP's own (cap.max_recv_wr/sge are then ignored and
+	 * read back 0; droce_post_recv on the QP fails -EINVAL). */
+	struct droce_srq *srq;
+	void *qp_context;         /**< handed back in the QP's asynchronous events */
 };
 
 /** Attributes for droce_modify_qp()/droce_query_qp(). */
@@ -492,6 +498,108 @@ int droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr, struct droce_
  * @return 0; or -EINVAL (RESET, too many SGEs) / -ENOMEM (RQ full) with *bad_wr set.
  */
 int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr, struct droce_recv_wr **bad_wr);
+
+/* ---------------------------------------------------------------- SRQ -- */
+
+/**
+ * A shared receive queue (IBTA 10.2.9): receive WQEs any QP created with it
+ * consumes, in the order posted. A QP takes a WQE when the first packet of
+ * a message that needs one arrives; from then on the WQE is the QP's (it
+ * completes on the QP's receive CQ, or is flushed with the QP).
+ */
+struct droce_srq_attr {
+	uint32_t max_wr;     /**< WQEs it holds (1..65535; create grants at least this) */
+	uint32_t max_sge;    /**< SGEs per WQE (1..DROCE_QP_MAX_SGE of the engine: 8) */
+	/** The limit (IBTA 10.2.9.3, o10-38): armed when non-zero; when a WQE
+	 * taken leaves fewer than srq_limit queued, DROCE_EVENT_SRQ_LIMIT_REACHED
+	 * is raised once and the limit goes back to 0 (disarmed). Ignored at
+	 * create (an SRQ is created unarmed, as verbs). */
+	uint32_t srq_limit;
+};
+
+/** Which droce_srq_attr fields droce_modify_srq() applies (verbs' IBV_SRQ_*). */
+enum droce_srq_attr_mask {
+	DROCE_SRQ_MAX_WR = 1u << 0,
+	DROCE_SRQ_LIMIT = 1u << 1,
+};
+
+/**
+ * Create a shared receive queue in @p pd (NULL: the context's own): the
+ * lkeys of the WQEs posted to it are checked against that PD (10.6.3.2),
+ * and the QPs created on it must be in it.
+ * @return the SRQ, or NULL with errno EINVAL (NULL argument, max_wr 0 or over
+ *         65535, max_sge 0 or over 8, a PD of another context) or ENOMEM.
+ */
+struct droce_srq *droce_create_srq(struct droce_ctx *ctx, struct droce_pd *pd,
+				   const struct droce_srq_attr *attr, void *srq_context);
+
+/**
+ * Resize (DROCE_SRQ_MAX_WR: WQEs queued are kept, in order) and/or arm the
+ * limit (DROCE_SRQ_LIMIT).
+ * @return 0; -EINVAL for an unknown mask bit, max_wr 0, over 65535 or below
+ *         the WQEs queued now, a limit over max_wr; -ENOMEM.
+ */
+int droce_modify_srq(struct droce_srq *srq, const struct droce_srq_attr *attr, unsigned mask);
+
+/** Read max_wr, max_sge and the limit (0 once it fired). @return 0 or -EINVAL. */
+int droce_query_srq(const struct droce_srq *srq, struct droce_srq_attr *attr);
+
+/** Destroy an SRQ; queued WQEs are dropped. @return 0, -EINVAL, -EBUSY while a QP uses it. */
+int droce_destroy_srq(struct droce_srq *srq);
+
+/**
+ * Post receive WQEs to the SRQ (each buffer checked as droce_post_recv does:
+ * a bad lkey completes with LOC_PROT_ERR on the QP that takes it).
+ * @return 0; or -EINVAL (too many SGEs, NULL list) / -ENOMEM (full), *bad_wr set.
+ */
+int droce_post_srq_recv(struct droce_srq *srq, struct droce_recv_wr *wr,
+			struct droce_recv_wr **bad_wr);
+
+/** WQEs queued on the SRQ now (not yet taken by a QP). */
+uint32_t droce_srq_count(const struct droce_srq *srq);
+
+/* ------------------------------------------------------------- events -- */
+
+/**
+ * Asynchronous events (IBTA 11.6.3): ibverbs' numbers (enum ibv_event_type),
+ * so they pass to verbs code unchanged. droce raises:
+ *  - CQ_ERR (with QP_FATAL for each QP that overran it): a CQ overran;
+ *  - QP_REQ_ERR / QP_ACCESS_ERR: the responder found an invalid request /
+ *    an access violation, NAKed it and moved the QP to ERR (no receive
+ *    completion reports it);
+ *  - COMM_EST: the first packet reached a QP in RTR (IBTA 11.6.3.1);
+ *  - QP_LAST_WQE_REACHED: a QP on an SRQ went to ERR: it takes no more WQEs;
+ *  - SRQ_LIMIT_REACHED: see droce_srq_attr.srq_limit.
+ * PORT_ACTIVE / PORT_ERR are the link's (the verbs drop-in raises them).
+ */
+enum droce_event_type {
+	DROCE_EVENT_CQ_ERR = 0,
+	DROCE_EVENT_QP_FATAL = 1,
+	DROCE_EVENT_QP_REQ_ERR = 2,
+	DROCE_EVENT_QP_ACCESS_ERR = 3,
+	DROCE_EVENT_COMM_EST = 4,
+	DROCE_EVENT_PORT_ACTIVE = 9,
+	DROCE_EVENT_PORT_ERR = 10,
+	DROCE_EVENT_SRQ_LIMIT_REACHED = 15,
+	DROCE_EVENT_QP_LAST_WQE_REACHED = 16,
+};
+
+/** One event: the object it concerns (the others NULL) and its user context. */
+struct droce_event {
+	enum droce_event_type type;
+	struct droce_qp *qp;
+	struct droce_cq *cq;
+	struct droce_srq *srq;
+	void *context;       /**< the QP's qp_context or the SRQ's srq_context */
+};
+
+/**
+ * Take the oldest event. Destroying a QP, CQ or SRQ drops its events not
+ * taken yet, so a pointer in an event taken is valid until that object is
+ * destroyed.
+ * @return 1 (one written to @p ev), 0 (none).
+ */
+int droce_ctx_get_event(struct droce_ctx *ctx, struct droce_event *ev);
 
 /* ------------------------------------------------------------ counters -- */
 

@@ -23,4 +23,10 @@ void droce_ud_swqes_release(struct droce_qp *qp, uint32_t from, uint32_t to);
 /* core/rand.c: the context's random draws. */
 uint64_t droce_ctx_rand(struct droce_ctx *ctx);
 
+/* core/qp.c: a receive WR as a WQE (lkeys resolved now), for a QP's RQ and an SRQ's. */
+void droce_rwqe_fill(struct droce_ctx *ctx, uint32_t pd_id, struct droce_rwqe *r,
+		     const struct droce_recv_wr *wr);
+/* core/srq.c: drop the events not taken yet that name @p obj (a QP, CQ or SRQ being destroyed). */
+void droce_event_forget(struct droce_ctx *ctx, const void *obj);
+
 #endif

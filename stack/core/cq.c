@@ -42,6 +42,7 @@ int droce_destroy_cq(struct droce_cq *cq)
 		return -EINVAL;
 	if (cq->users)
 		return -EBUSY;
+	droce_event_forget(cq->ctx, cq);
 	if (cq->prev)
 		cq->prev->next = cq->next;
 	else

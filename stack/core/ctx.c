@@ -134,6 +134,8 @@ int droce_ctx_destroy(struct droce_ctx *ctx)
 	for (uint32_t i = 0; i < ctx->p.max_mrs; i++)
 		if (ctx->mrs[i].used)
 			droce_dereg_mr(&ctx->mrs[i].mr);
+	while (ctx->srqs) /* no QP uses it any more; before its PD */
+		droce_destroy_srq(ctx->srqs);
 	while (ctx->pds) /* nothing is in them any more */
 		droce_dealloc_pd(ctx->pds);
 	while (ctx->cqs)

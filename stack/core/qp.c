@@ -51,7 +51,17 @@ struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_in
 		errno = EBUSY; /* one GSI QP per port (IBTA 13.5.1) */
 		return NULL;
 	}
+	if (ia->srq && (ia->srq->ctx != ctx || gsi)) {
+		errno = EINVAL;
+		return NULL;
+	}
 	struct droce_qp_cap cap = ia->cap;
+	if (ia->srq) {
+		/* IBTA 10.2.9: the QP's receives come from the SRQ; its own RQ
+		 * is one slot, the WQE of the message in progress. */
+		cap.max_recv_wr = 1;
+		cap.max_recv_sge = DROCE_QP_MAX_SGE;
+	}
 	if (!cap.max_send_wr)
 		cap.max_send_wr = DROCE_DEFAULT_MAX_SEND_WR;
 	if (!cap.max_recv_wr)
@@ -117,6 +127,12 @@ struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_in
 	qp->scq->users++;
 	qp->rcq->users++;
 	qp->cap = cap;
+	qp->srq = ia->srq;
+	qp->user = ia->qp_context;
+	if (qp->srq) {
+		qp->srq->users++;
+		qp->cap.max_recv_wr = qp->cap.max_recv_sge = 0; /* what verbs reports */
+	}
 	qp->sq_sig_all = ia->sq_sig_all != 0;
 	qp->sq_mask = sqn - 1;
 	qp->rq_mask = rqn - 1;
@@ -185,6 +201,9 @@ int droce_destroy_qp(struct droce_qp *qp)
 	droce_ud_swqes_release(qp, qp->sq_una, qp->sq_tail); /* dropped: their handles go */
 	qp->scq->users--;
 	qp->rcq->users--;
+	if (qp->srq)
+		qp->srq->users--;
+	droce_event_forget(ctx, qp);
 	free(qp->sq);
 	free(qp->rq);
 	free(qp->inline_buf);
@@ -373,6 +392,7 @@ static void qp_reset(struct droce_qp *qp)
 	droce_ud_swqes_release(qp, qp->sq_una, qp->sq_tail); /* RESET drops them */
 	qp->sq_tail = qp->sq_una = 0;
 	qp->rq_tail = qp->rq_head = 0;
+	qp->comm_est = false;
 	droce_tp_reset(qp);
 	memset(&qp->stats, 0, sizeof(qp->stats));
 }
@@ -601,9 +621,38 @@ int droce_post_send(struct droce_qp *qp, struct droce_send_wr *wr, struct droce_
 	return 0;
 }
 
+/* A receive WR as a WQE: each SGE resolved to memory now (a bad lkey
+ * marks the WQE LOC_PROT_ERR, reported when a message consumes it). */
+void droce_rwqe_fill(struct droce_ctx *ctx, uint32_t pd_id, struct droce_rwqe *r,
+		     const struct droce_recv_wr *wr)
+{
+	r->wr_id = wr->wr_id;
+	r->status = DROCE_WC_SUCCESS;
+	r->nseg = 0;
+	uint64_t total = 0;
+	for (int i = 0; i < wr->num_sge; i++) {
+		const struct droce_sge *s = &wr->sg_list[i];
+		total += s->length;
+		if (!s->length)
+			continue;
+		struct droce_seg *g = &r->seg[r->nseg];
+		uint8_t *p = droce_mr_lookup(ctx, s->lkey, s->addr, s->length,
+					     DROCE_ACCESS_LOCAL_WRITE, pd_id, &g->mr);
+		if (!p) {
+			r->status = DROCE_WC_LOC_PROT_ERR;
+			continue;
+		}
+		g->ptr = p;
+		g->len = s->length;
+		r->nseg++;
+	}
+	r->length = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+}
+
 int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr, struct droce_recv_wr **bad_wr)
 {
-	if (!qp || !wr || qp->state == DROCE_QPS_RESET) {
+	/* A QP on an SRQ has no receive queue to post to (verbs: EINVAL). */
+	if (!qp || !wr || qp->state == DROCE_QPS_RESET || qp->srq) {
 		if (bad_wr)
 			*bad_wr = wr;
 		return -EINVAL;
@@ -624,28 +673,7 @@ int droce_post_recv(struct droce_qp *qp, struct droce_recv_wr *wr, struct droce_
 				*bad_wr = wr;
 			return -ENOMEM;
 		}
-		struct droce_rwqe *r = &qp->rq[qp->rq_tail & qp->rq_mask];
-		r->wr_id = wr->wr_id;
-		r->status = DROCE_WC_SUCCESS;
-		r->nseg = 0;
-		uint64_t total = 0;
-		for (int i = 0; i < wr->num_sge; i++) {
-			const struct droce_sge *s = &wr->sg_list[i];
-			total += s->length;
-			if (!s->length)
-				continue;
-			struct droce_seg *g = &r->seg[r->nseg];
-			uint8_t *p = droce_mr_lookup(qp->ctx, s->lkey, s->addr, s->length,
-						     DROCE_ACCESS_LOCAL_WRITE, qp->pd_id, &g->mr);
-			if (!p) {
-				r->status = DROCE_WC_LOC_PROT_ERR;
-				continue;
-			}
-			g->ptr = p;
-			g->len = s->length;
-			r->nseg++;
-		}
-		r->length = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+		droce_rwqe_fill(qp->ctx, qp->pd_id, &qp->rq[qp->rq_tail & qp->rq_mask], wr);
 		qp->rq_tail++;
 	}
 	return 0;

@@ -23,6 +23,10 @@
 struct droce_mr_slot;
 struct droce_cq;
 struct droce_ah;
+struct droce_srq;
+
+/** Asynchronous events held for the application (model/event.h). */
+#define DROCE_EVENT_RING 256u
 
 /** Header scratch: Ethernet + VLAN + IPv6 + UDP + BTH + largest ext. */
 #define DROCE_HDR_SCRATCH 160u
@@ -58,6 +62,11 @@ struct droce_ctx {
 	struct droce_icrc_seeds icrc_seeds;
 	uint8_t scratch[DROCE_HDR_SCRATCH];
 	struct droce_ctx_service svc; /* the CM service, run from the poll (model/service.h) */
+	struct droce_srq *srqs;       /* every live SRQ (model/srq.h) */
+	/* Events not taken yet, oldest at ev_head (model/event.h). */
+	struct droce_event ev[DROCE_EVENT_RING];
+	uint32_t ev_head, ev_count;
+	uint64_t ev_lost;             /* raised while the ring was full */
 };
 
 

@@ -20,6 +20,8 @@
 #include "model/wqe.h"
 #include "wire/fields.h"
 
+struct droce_srq;
+
 /** CNP rate limit per QP (A17.9.2 leaves it open; DCQCN uses 50 us). */
 #define DROCE_CNP_INTERVAL_NS 50000u
 /** QPNs 0 and 1 are the IBTA's special QPs; droce's start here. */
@@ -61,6 +63,9 @@ struct droce_qp {
 	/* ---- receive queue / responder ---- */
 	struct droce_rwqe *rq;
 	uint32_t rq_mask, rq_tail, rq_head;
+	struct droce_srq *srq;        /* receives come from here (rq: one slot, model/srq.h) */
+	void *user;                   /* qp_context, handed back in its events */
+	bool comm_est;                /* COMM_EST raised (the first packet in RTR) */
 
 	/* ---- the transport's own object (requester, responder, timers) ---- */
 	struct droce_tp tp;

@@ -14,8 +14,13 @@
 
 void droce_tp_complete(struct droce_qp *qp, struct droce_cq *cq, const struct droce_wc *wc)
 {
-	if (droce_cq_push(cq, wc) != 0 && qp->state != DROCE_QPS_ERR)
-		droce_tp_to_err(qp); /* IBTA 11.4.2.1: CQ overrun is a QP error */
+	if (droce_cq_push(cq, wc) != 0 && qp->state != DROCE_QPS_ERR) {
+		/* IBTA 11.4.2.1: CQ overrun is a QP error, which no completion
+		 * can report (11.6.3: CQ error, local catastrophic WQ error). */
+		droce_event_raise(qp->ctx, DROCE_EVENT_CQ_ERR, NULL, cq, NULL);
+		droce_event_raise(qp->ctx, DROCE_EVENT_QP_FATAL, qp, NULL, NULL);
+		droce_tp_to_err(qp);
+	}
 }
 
 static void send_wc(struct droce_qp *qp, const struct droce_swqe *w, enum droce_wc_status st,
@@ -53,6 +58,10 @@ void droce_tp_to_err(struct droce_qp *qp)
 		};
 		droce_tp_complete(qp, qp->rcq, &wc);
 	}
+	/* IBTA 11.6.3.1: a QP on an SRQ in ERR takes no more WQEs from it:
+	 * Last WQE Reached, so the application knows when to destroy it. */
+	if (qp->srq)
+		droce_event_raise(qp->ctx, DROCE_EVENT_QP_LAST_WQE_REACHED, qp, NULL, NULL);
 	droce_tp_reset(qp);
 }
 

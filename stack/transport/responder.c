@@ -275,7 +275,7 @@ static enum resp_state chk_resource(struct resp_ctx *c)
 	bool need_rwqe = (f & DROCE_OPF_SEND) ? (f & DROCE_OPF_FIRST) != 0
 					       : (f & DROCE_OPF_RWQE) != 0;
 	if (need_rwqe) {
-		if (qp->rq_head == qp->rq_tail)
+		if (!droce_rq_next(qp))
 			return RESPST_RNR;
 		const struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
 		if (r->status != DROCE_WC_SUCCESS)
@@ -798,6 +798,12 @@ enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned q
 		qp->tp.nak_pending = false;
 		(*sent)++;
 		if (qp->tp.resp_err) {
+			/* IBTA 11.6.3.1: the responder's own application learns why
+			 * its QP left (invalid request / access violation WQ error). */
+			uint8_t code = qp->tp.nak_syndrome & DROCE_AETH_VALUE_MASK;
+			droce_event_raise(qp->ctx, code == DROCE_NAK_REMOTE_ACCESS ? DROCE_EVENT_QP_ACCESS_ERR
+						   : code == DROCE_NAK_INVALID_REQ ? DROCE_EVENT_QP_REQ_ERR
+						   : DROCE_EVENT_QP_FATAL, qp, NULL, NULL);
 			droce_tp_to_err(qp); /* class C error: the NAK is out, now ERR */
 			return DROCE_TX_IDLE;
 		}

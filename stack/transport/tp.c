@@ -49,6 +49,12 @@ void droce_tp_ecn_ce(struct droce_qp *qp, uint64_t now)
 void droce_tp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now)
 {
 	uint16_t f = pkt->op->flags;
+	/* IBTA 11.6.3.1: Communication Established, the first packet a QP in
+	 * RTR receives (rdma_cm's servers wait for it, or for the RTU). */
+	if (qp->state == DROCE_QPS_RTR && !qp->comm_est && qp->type == DROCE_QPT_RC) {
+		qp->comm_est = true;
+		droce_event_raise(qp->ctx, DROCE_EVENT_COMM_EST, qp, NULL, NULL);
+	}
 	if (qp->type != DROCE_QPT_RC)
 		droce_ud_rx(qp, pkt, now);
 	else if (droce_opcode_service(pkt->h.bth.opcode) == DROCE_SVC_CNP)

@@ -55,6 +55,14 @@ void droce_resp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t no
 enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned quota, unsigned *sent);
 void droce_resp_reset(struct droce_qp *qp);
 
+/* recv.c: the receive WQE the next message consumes */
+/**
+ * Make sure @p qp has a receive WQE at rq_head: its own RQ's, or for a QP
+ * on an SRQ the SRQ's oldest, moved into the QP's one-slot RQ (the limit
+ * event is raised here). @return false when there is none (RNR for RC).
+ */
+bool droce_rq_next(struct droce_qp *qp);
+
 /* ud.c: UD and GSI QPs (IBTA 9.8.4) */
 enum droce_tx_result droce_ud_tx(struct droce_qp *qp, uint64_t now, unsigned quota, unsigned *sent);
 void droce_ud_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now);

@@ -148,7 +148,7 @@ void droce_ud_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now)
 		droce_ctx_drop(ctx, qp, DROCE_DROP_BAD_QKEY);
 		return;
 	}
-	if (qp->rq_head == qp->rq_tail) {
+	if (!droce_rq_next(qp)) {
 		droce_ctx_drop(ctx, qp, DROCE_DROP_UD_NO_RWQE);
 		return;
 	}

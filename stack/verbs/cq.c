@@ -106,8 +106,15 @@ void dv_wc_convert(const struct droce_wc *in, struct ibv_wc *out)
 		out->wc_flags |= IBV_WC_WITH_INV;
 		out->invalidated_rkey = in->invalidated_rkey;
 	}
-	if (in->wc_flags & DROCE_WC_GRH)
+	if (in->wc_flags & DROCE_WC_GRH) {
 		out->wc_flags |= IBV_WC_GRH; /* the 40-byte GRH area leads the buffer */
+		/* RoCE has no SL on the wire (A17.4.5.1: the CQE says which L3
+		 * header the frame had). mlx5 reports that packet type in sl
+		 * (2: IPv4), and UCX's ud_verbs reads sl & 7 so to find the
+		 * destination address in the GRH area; droce0 is IPv4 only.
+		 * docs/verbs.md, "UD receive completions". */
+		out->sl = DV_WC_SL_ROCE_IPV4;
+	}
 	out->pkey_index = 0;
 }
 
@@ -445,10 +452,13 @@ DV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 			c->n_armed--;
 		if (cq->chan)
 			cq->chan->n_cqs--;
+		dv_async_forget(c, ibcq);
 	}
 	dv_unlock(c);
 	if (r)
 		return -r;
+	dv_async_wait_acked(&ibcq->mutex, &ibcq->cond, &ibcq->async_events_completed,
+			    &cq->events_reported);
 	pthread_cond_destroy(&ibcq->cond);
 	pthread_mutex_destroy(&ibcq->mutex);
 	free(cq->stash);

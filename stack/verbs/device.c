@@ -54,6 +54,7 @@ DV_EXPORT struct ibv_device **ibv_get_device_list(int *num)
 			strcpy(d->ibdev.dev_name, "uverbs0");
 			strcpy(d->ibdev.dev_path, "/dev/null");
 			strcpy(d->ibdev.ibdev_path, "/dev/null");
+			dv_sysfs_init(d, node_guid(d)); /* ibdev_path into it (sysfs.c) */
 		}
 	}
 	int n = d->configured ? 1 : 0;
@@ -110,6 +111,7 @@ static void init_vctx(struct verbs_context *v, struct ibv_device *dev, int async
 	v->sz = sizeof(*v);
 	v->query_port = dv_query_port_ex;
 	v->query_device_ex = dv_query_device_ex;
+	v->create_srq_ex = dv_create_srq_ex;
 	ic->device = dev;
 	ic->cmd_fd = -1;
 	ic->async_fd = async_fd;
@@ -160,10 +162,11 @@ DV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
 	c->dev = d;
 	c->shared = c;
 	c->opens = 1;
-	c->async_fd = eventfd(0, EFD_CLOEXEC);
+	c->async_fd = dv_async_open(c);
 	init_vctx(&c->vctx, dev, c->async_fd);
 	if ((e = dv_engine_open(c))) {
 		close(c->async_fd);
+		dv_async_close(c);
 		free(c);
 		c = NULL;
 		goto out;
@@ -200,6 +203,7 @@ DV_EXPORT int ibv_close_device(struct ibv_context *ic)
 	if (last) {
 		if (c->async_fd >= 0)
 			close(c->async_fd);
+		dv_async_close(c);
 		pthread_mutex_destroy(&c->vctx.context.mutex);
 		free(c);
 	}
@@ -217,12 +221,15 @@ DV_EXPORT int ibv_query_device(struct ibv_context *ic, struct ibv_device_attr *a
 	a->sys_image_guid = a->node_guid;
 	a->max_mr_size = UINT64_MAX;
 	a->page_size_cap = 0xfffff000u;
-	a->vendor_id = 0;
+	/* No IEEE OUI: the value rxe reports (0xFFFFFF) rather than 0, which
+	 * programs read as "no device" (issue 18 item 8). */
+	a->vendor_id = DV_VENDOR_ID;
 	a->vendor_part_id = 0;
 	a->hw_ver = 0;
 	a->max_qp = DV_MAX_QP;
 	a->max_qp_wr = DV_MAX_QP_WR;
-	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT;
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
+			      IBV_DEVICE_SRQ_RESIZE;
 	/* A comm-core ring carries at most DROCE_CHAN_MAX_SGE SGEs per WR. */
 	unsigned sge = dv_ctx(ic)->comm ? DROCE_CHAN_MAX_SGE : DV_MAX_SGE;
 	a->max_sge = (int)sge;
@@ -235,6 +242,12 @@ DV_EXPORT int ibv_query_device(struct ibv_context *ic, struct ibv_device_attr *a
 	a->max_qp_init_rd_atom = DV_MAX_RD_ATOMIC;
 	a->max_res_rd_atom = DV_MAX_RD_ATOMIC * DV_MAX_QP;
 	a->atomic_cap = IBV_ATOMIC_HCA;
+	if (!dv_ctx(ic)->comm) {
+		/* srq.c; the comm-core rings carry no SRQ's receives. */
+		a->max_srq = DV_MAX_SRQ;
+		a->max_srq_wr = DV_MAX_SRQ_WR;
+		a->max_srq_sge = DV_MAX_SGE;
+	}
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 0;
 	a->phys_port_cnt = 1;
@@ -253,6 +266,7 @@ int dv_query_device_ex(struct ibv_context *ic, const struct ibv_query_device_ex_
 	if (r)
 		return r;
 	/* The rest stays zero (no ODP, TSO, RSS, packet pacing, DM, ...). */
+	/* rdma-core fills phys_port_cnt_ex for every device: the same port count. */
 	if (len >= offsetof(struct ibv_device_attr_ex, phys_port_cnt_ex) + sizeof(a->phys_port_cnt_ex))
 		a->phys_port_cnt_ex = a->orig_attr.phys_port_cnt;
 	return 0;

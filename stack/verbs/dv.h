@@ -50,9 +50,18 @@ struct droce_port;
 /** Smallest CQ granted (create_cq rounds cqe + 1 up to a power of two). */
 #define DV_MIN_CQE 64u
 #define DV_MAX_RD_ATOMIC 16u
+/** ibv_device_attr.vendor_id: no IEEE OUI, the value rxe reports. */
+#define DV_VENDOR_ID 0xFFFFFFu
 #define DV_MAX_QP 1024u
 #define DV_MAX_MR 4096u
 #define DV_MAX_MSG (1u << 31)
+/** Shared receive queues (srq.c): how many, WQEs each (droce's SRQ ring). */
+#define DV_MAX_SRQ 1024u
+#define DV_MAX_SRQ_WR 65535u
+/** ibv_wc.sl of a UD receive: the RoCE L3 header type as mlx5 reports it (cq.c). */
+#define DV_WC_SL_ROCE_IPV4 2u
+/** Asynchronous events held for ibv_get_async_event (async.c). */
+#define DV_ASYNC_DEPTH 256u
 /** How long modify_qp(RTR) waits for the peer's ARP answer. */
 #define DV_ARP_TIMEOUT_NS 5000000000ull
 
@@ -124,15 +133,27 @@ struct dv_device {
 	bool eal_up;              /**< EAL started (once per process) */
 	struct droce_port *port;  /**< opened with the first context, kept until exit */
 	uint8_t mac[6];
+	uint16_t port_id;         /**< the DPDK port (link state for port events) */
 	uint32_t roce_mtu;        /**< largest path MTU the port carries, bytes */
 	struct dv_context *open;  /**< the open context (the engine), if any */
 	pid_t eal_pid;            /**< the process that started EAL (lifecycle.c) */
+	char sysfs[4096];         /**< the sysfs view's directory (sysfs.c), "" if none */
 	pthread_mutex_t mu;       /**< guards the fields above (open/close) */
 };
 
 extern struct dv_device dv_dev;
 
 struct dv_cq;
+
+/** Asynchronous events on their way to ibv_get_async_event (async.c). */
+struct dv_async {
+	pthread_mutex_t mu;         /**< the queue (the application reads it unlocked from the context) */
+	struct ibv_async_event q[DV_ASYNC_DEPTH];
+	unsigned head, n;
+	uint64_t lost;              /**< raised while the queue was full */
+	int link_up;                /**< link state last seen, -1 before the first look */
+	uint64_t link_next;         /**< when the progress thread looks again (dv_now) */
+};
 
 /** An open device context: the first open of the device, which owns the engine. */
 struct dv_context {
@@ -161,7 +182,8 @@ struct dv_context {
 	struct dv_chan chan[DV_COMM_CHANNELS];
 	unsigned n_chan;            /**< channels allocated (in use or free) */
 	unsigned n_armed;           /**< CQs armed by req_notify_cq (lock held) */
-	int async_fd;               /**< an eventfd that never fires: no async events */
+	int async_fd;               /**< eventfd (semaphore): one count per event queued (async.c) */
+	struct dv_async async;
 };
 
 /**
@@ -246,6 +268,7 @@ struct dv_cq {
 	uint32_t delivered;         /**< ... and handed out by get_cq_event() */
 	int overflowed;
 	unsigned empty_polls;       /**< poll_cq calls in a row that found nothing */
+	uint32_t events_reported;   /**< async events handed out (destroy waits for their acks) */
 };
 
 struct dv_qp {
@@ -255,6 +278,15 @@ struct dv_qp {
 	struct ibv_qp_cap cap;
 	int sq_sig_all;
 	bool ud;                    /**< IBV_QPT_UD: send WRs carry wr.ud */
+	uint32_t events_reported;   /**< async events handed out (destroy waits for their acks) */
+};
+
+/** A shared receive queue (srq.c). */
+struct dv_srq {
+	struct ibv_srq ibsrq;
+	struct dv_context *c;
+	struct droce_srq *dsrq;
+	uint32_t events_reported;
 };
 
 /** A UD address handle (ah.c). */
@@ -289,6 +321,12 @@ unsigned dv_comm_pull(struct dv_cq *cq);
 int dv_comm_poll_cq(struct dv_cq *cq, int n, struct ibv_wc *wc);
 int dv_comm_post_send(struct dv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int dv_comm_post_recv(struct dv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+/* qp.c: post a list of receive WRs with @p post (droce_post_recv on a QP,
+ * droce_post_srq_recv on an SRQ), *bad at the first refused. Takes dv_lock.
+ * @return 0 or the positive errno. */
+int dv_post_recv_each(struct dv_context *c, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad,
+		      int (*post)(void *obj, struct droce_recv_wr *wr, struct droce_recv_wr **bad),
+		      void *obj);
 /* qp.c: an ibv_send_wr as droce's (opcode and flags checked). @return 0 or EINVAL. */
 int dv_send_to_droce(const struct ibv_send_wr *w, struct droce_send_wr *d);
 
@@ -300,6 +338,31 @@ int dv_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int dv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int dv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int dv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+
+/* srq.c */
+struct ibv_srq *dv_create_srq_ex(struct ibv_context *ic, struct ibv_srq_init_attr_ex *ia);
+
+/* async.c */
+/** Set up the event queue. @return the async fd (eventfd), or -1 with errno. */
+int dv_async_open(struct dv_context *c);
+void dv_async_close(struct dv_context *c);
+/** Move the engine's events to the queue, counting each on the fd. dv_lock held. @return events moved. */
+unsigned dv_async_collect(struct dv_context *c);
+/** Port events from the DPDK link state (the progress thread, now and then). */
+void dv_async_link(struct dv_context *c, uint64_t now);
+/** Drop the queued events of a QP, CQ or SRQ being destroyed. dv_lock held. */
+void dv_async_forget(struct dv_context *c, const void *obj);
+/** The object's count of events handed out, NULL for a port event. */
+uint32_t *dv_async_reported(const struct ibv_async_event *ev);
+/** Wait until *completed (acks) reaches *reported (events handed out). */
+void dv_async_wait_acked(pthread_mutex_t *mu, pthread_cond_t *cond, const uint32_t *completed,
+			 const uint32_t *reported);
+
+/* sysfs.c */
+/** Write the sysfs view of @p d (node GUID @p guid) into @p dir. @return 0 or -1 with errno. */
+int dv_sysfs_write(struct dv_device *d, const char *dir, uint64_t guid);
+/** At the first device list: into $DROCE_SYSFS, or a directory removed at exit. */
+void dv_sysfs_init(struct dv_device *d, uint64_t guid);
 
 /* device.c */
 int dv_query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *a, size_t len);

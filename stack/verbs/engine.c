@@ -68,6 +68,8 @@ void dv_unlock(struct dv_context *c)
 	/* The progress thread measures the application's absence from its
 	 * last exit; while it holds the lock it drives anyway (progress_main),
 	 * so the way in needs no stamp. */
+	if (c->dctx)
+		dv_async_collect(c); /* what the call raised (modify_qp to ERR, a poll) */
 	atomic_store_explicit(&c->app_tsc, rte_get_tsc_cycles(), memory_order_relaxed);
 	atomic_store_explicit(&c->lock, 0, memory_order_release);
 }
@@ -140,6 +142,8 @@ static bool try_take(struct dv_context *c)
 
 static void give_back(struct dv_context *c)
 {
+	dv_async_collect(c);
+	dv_async_link(c, dv_now(c));
 	atomic_store_explicit(&c->lock, 0, memory_order_release);
 }
 
@@ -325,6 +329,7 @@ int dv_engine_start(struct dv_device *d)
 	struct droce_port_info info;
 	droce_port_get_info(d->port, &info);
 	memcpy(d->mac, info.mac, 6);
+	d->port_id = info.port_id;
 	d->roce_mtu = info.roce_mtu;
 	return 0;
 }

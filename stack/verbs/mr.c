@@ -104,7 +104,7 @@ DV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 /* Flags droce implements, and the optional ones rdma-core lets a device
  * ignore (IBV_ACCESS_OPTIONAL_RANGE, e.g. relaxed ordering). */
 #define KNOWN_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
-		      IBV_ACCESS_REMOTE_ATOMIC)
+		      IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND)
 
 static struct ibv_mr *reg(struct ibv_pd *pd, void *addr, size_t len, uint64_t iova, int access)
 {
@@ -114,7 +114,9 @@ static struct ibv_mr *reg(struct ibv_pd *pd, void *addr, size_t len, uint64_t io
 	}
 	unsigned a = (unsigned)access & ~(unsigned)IBV_ACCESS_OPTIONAL_RANGE;
 	if (a & ~(unsigned)KNOWN_ACCESS) {
-		/* MW binding, zero-based, on-demand paging, ...: not in droce. */
+		/* Zero-based, on-demand paging, ...: not in droce. MW_BIND is
+		 * accepted, as on every rdma-core device: it only allows
+		 * binding memory windows, of which droce has none. */
 		errno = EINVAL;
 		return NULL;
 	}

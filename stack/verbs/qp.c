@@ -84,13 +84,13 @@ DV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 		errno = EINVAL;
 		return NULL;
 	}
-	if ((ia->qp_type != IBV_QPT_RC && ia->qp_type != IBV_QPT_UD) || ia->srq) {
-		/* UC, XRC, raw packet and SRQs are not in droce. */
+	if (ia->qp_type != IBV_QPT_RC && ia->qp_type != IBV_QPT_UD) {
+		/* UC, XRC and raw packet QPs are not in droce. */
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	if (!ia->send_cq || !ia->recv_cq || ia->send_cq->context != pd->context ||
-	    ia->recv_cq->context != pd->context) {
+	    ia->recv_cq->context != pd->context || (ia->srq && ia->srq->context != pd->context)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -121,6 +121,8 @@ DV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 		.sq_sig_all = ia->sq_sig_all,
 		.qp_type = ia->qp_type == IBV_QPT_UD ? DROCE_QPT_UD : DROCE_QPT_RC,
 		.pd = ((struct dv_pd *)pd)->dpd,
+		.srq = ia->srq ? ((struct dv_srq *)ia->srq)->dsrq : NULL,
+		.qp_context = qp, /* its async events name it (async.c) */
 	};
 	dv_lock(c);
 	qp->dqp = droce_create_qp(c->dctx, &d);
@@ -153,6 +155,7 @@ DV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 	q->pd = pd;
 	q->send_cq = ia->send_cq;
 	q->recv_cq = ia->recv_cq;
+	q->srq = ia->srq;
 	q->qp_num = droce_qp_num(qp->dqp);
 	q->state = IBV_QPS_RESET;
 	q->qp_type = ia->qp_type;
@@ -200,10 +203,13 @@ DV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (!r) {
 		((struct dv_cq *)ibqp->send_cq)->users--;
 		((struct dv_cq *)ibqp->recv_cq)->users--;
+		dv_async_forget(c, ibqp);
 	}
 	dv_unlock(c);
 	if (r)
 		return -r;
+	dv_async_wait_acked(&ibqp->mutex, &ibqp->cond, &ibqp->events_completed,
+			    &qp->events_reported);
 	atomic_fetch_sub(&c->n_qps, 1);
 	pthread_cond_destroy(&ibqp->cond);
 	pthread_mutex_destroy(&ibqp->mutex);
@@ -327,7 +333,14 @@ DV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask
 		dm |= DROCE_QP_SQ_PSN;
 	}
 	if (m & IBV_QP_MAX_QP_RD_ATOMIC) {
-		d.max_rd_atomic = a->max_rd_atomic;
+		/* The requester may always keep fewer READ/atomic outstanding
+		 * than the responder accepts (IBTA 11.2.4.2: max_rd_atomic,
+		 * the initiator depth, bounds what it sends): more than
+		 * droce's own (query_device's max_qp_init_rd_atom) is taken
+		 * as droce's. perftest sets rxe's 128 here (docs/verbs.md,
+		 * "Outstanding reads"). */
+		d.max_rd_atomic = a->max_rd_atomic > DV_MAX_RD_ATOMIC ? DV_MAX_RD_ATOMIC
+								      : a->max_rd_atomic;
 		dm |= DROCE_QP_MAX_QP_RD_ATOMIC;
 	}
 	if (m & IBV_QP_MAX_DEST_RD_ATOMIC) {
@@ -369,6 +382,9 @@ DV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask
 	dv_unlock(c);
 	if (!r && (m & IBV_QP_STATE))
 		ibqp->state = a->qp_state;
+	if (r) {
+		errno = r; /* rdma-core's failed command leaves errno set too */
+	}
 	return r;
 }
 
@@ -412,6 +428,7 @@ DV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask,
 	ia->qp_context = ibqp->qp_context;
 	ia->send_cq = ibqp->send_cq;
 	ia->recv_cq = ibqp->recv_cq;
+	ia->srq = ibqp->srq;
 	ia->cap = qp->cap;
 	ia->qp_type = ibqp->qp_type;
 	ia->sq_sig_all = qp->sq_sig_all;
@@ -488,12 +505,10 @@ int dv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr
 	return r;
 }
 
-int dv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+int dv_post_recv_each(struct dv_context *c, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad,
+		      int (*post)(void *obj, struct droce_recv_wr *wr, struct droce_recv_wr **bad),
+		      void *obj)
 {
-	struct dv_qp *qp = (struct dv_qp *)ibqp;
-	struct dv_context *c = qp->c;
-	if (c->comm)
-		return dv_comm_post_recv(qp, wr, bad);
 	int r = 0;
 	dv_lock(c);
 	for (; wr; wr = wr->next) {
@@ -501,7 +516,7 @@ int dv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr
 					  .sg_list = (struct droce_sge *)wr->sg_list,
 					  .num_sge = wr->num_sge};
 		struct droce_recv_wr *dbad;
-		r = -droce_post_recv(qp->dqp, &d, &dbad);
+		r = -post(obj, &d, &dbad);
 		if (r) {
 			*bad = wr;
 			break;
@@ -511,10 +526,17 @@ int dv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr
 	return r;
 }
 
-int dv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+static int post_qp(void *qp, struct droce_recv_wr *wr, struct droce_recv_wr **bad)
 {
-	*bad = wr;
-	return EOPNOTSUPP;
+	return droce_post_recv(qp, wr, bad);
+}
+
+int dv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct dv_qp *qp = (struct dv_qp *)ibqp;
+	if (qp->c->comm)
+		return dv_comm_post_recv(qp, wr, bad);
+	return dv_post_recv_each(qp->c, wr, bad, post_qp, qp->dqp);
 }
 
 /* No extended QP API: programs (perftest) fall back to ibv_post_send(). */

@@ -5,9 +5,8 @@
  * libmlx5, libefa and librdmacm, all built with BIND_NOW: one missing
  * symbol and the loader refuses the program).
  *
- * Public verbs droce does not implement (SRQs,
- * multicast, import, ECE, dma-buf, resize/rereg) fail the way rdma-core
- * fails for a device without them: NULL with errno EOPNOTSUPP, or
+ * Public verbs droce does not implement (multicast, import, ECE, dma-buf,
+ * resize/rereg) fail the way rdma-core fails for a device without them: NULL with errno EOPNOTSUPP, or
  * EOPNOTSUPP returned. The IBVERBS_PRIVATE_34 entry points are the provider
  * interface (kernel commands, driver registration); no droce path reaches
  * them, and a provider that calls one gets EOPNOTSUPP. Their real argument
@@ -25,25 +24,6 @@
 
 /* ------------------------------------------------ public, not supported -- */
 
-DV_EXPORT int ibv_get_async_event(struct ibv_context *ic, struct ibv_async_event *ev)
-{
-	if (!ic || !ev) {
-		errno = EINVAL;
-		return -1;
-	}
-	/* droce raises no asynchronous events: block as rdma-core does on an
-	 * idle device (the eventfd never fires), or EAGAIN when non-blocking. */
-	uint64_t v;
-	if (read(ic->async_fd, &v, sizeof(v)) < 0)
-		return -1;
-	errno = EIO;
-	return -1;
-}
-
-DV_EXPORT void ibv_ack_async_event(struct ibv_async_event *ev)
-{
-}
-
 DV_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
 	return EOPNOTSUPP;
@@ -54,36 +34,25 @@ DV_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint
 	return EOPNOTSUPP;
 }
 
-DV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a)
-{
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-DV_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
-{
-	return EOPNOTSUPP;
-}
-
-DV_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *a, int mask)
-{
-	return EOPNOTSUPP;
-}
-
-DV_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *a)
-{
-	return EOPNOTSUPP;
-}
-
 DV_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 {
 	return EOPNOTSUPP;
 }
 
+/* rdma-core: a negative enum ibv_rereg_mr_err_code with errno set, for a
+ * device without rereg (was +EOPNOTSUPP and no errno). Bad flags are the
+ * caller's error (EINVAL), as rdma-core checks them before the device. */
 DV_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 			   size_t length, int access)
 {
-	return EOPNOTSUPP;
+	if (!mr || (flags & ~(int)IBV_REREG_MR_FLAGS_SUPPORTED) ||
+	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length)) ||
+	    (access && !(flags & IBV_REREG_MR_CHANGE_ACCESS))) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	errno = EOPNOTSUPP;
+	return IBV_REREG_MR_ERR_INPUT;
 }
 
 DV_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
@@ -162,18 +131,6 @@ DV_EXPORT int ibv_dontfork_range(void *base, size_t size);
 DV_EXPORT int ibv_dontfork_range(void *base, size_t size)
 {
 	return 0;
-}
-
-DV_EXPORT const char *ibv_get_sysfs_path(void);
-DV_EXPORT const char *ibv_get_sysfs_path(void)
-{
-	return NULL;
-}
-
-DV_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size);
-DV_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
-{
-	return -1;
 }
 
 /* Kernel ABI struct converters librdmacm imports; nothing to convert. */

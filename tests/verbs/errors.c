@@ -246,9 +246,59 @@ static void bad_calls(struct side *s)
 	      "reg_mr(unknown access flag): NULL, EINVAL (%s)", strerror(errno));
 	errno = 0;
 	CHECK(!ibv_create_cq(s->ctx, 0, NULL, NULL, 0) && errno == EINVAL, "create_cq(0 entries): NULL, EINVAL");
-	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 1, .max_sge = 1}};
+	/* rdma-core's codes and attributes (issue 18 item 8). */
 	errno = 0;
-	CHECK(!ibv_create_srq(s->pd, &sa) && errno == EOPNOTSUPP, "create_srq: NULL, EOPNOTSUPP");
+	int rr = ibv_rereg_mr(s->mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(rr < 0 && errno == EOPNOTSUPP, "rereg_mr: negative, EOPNOTSUPP (%d, %s)", rr, strerror(errno));
+	errno = 0;
+	rr = ibv_rereg_mr(s->mr, 1 << 20, NULL, NULL, 0, 0);
+	CHECK(rr == IBV_REREG_MR_ERR_INPUT && errno == EINVAL, "rereg_mr(unknown flag): ERR_INPUT, EINVAL");
+	struct ibv_mr *mwb = ibv_reg_mr(s->pd, b, sizeof(b), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	CHECK(mwb != NULL, "reg_mr(MW_BIND): accepted (%s)", strerror(errno));
+	if (mwb)
+		ibv_dereg_mr(mwb);
+	struct ibv_device_attr_ex dx;
+	CHECK(ibv_query_device_ex(s->ctx, NULL, &dx) == 0 && dx.orig_attr.vendor_id != 0 &&
+		      dx.phys_port_cnt_ex == 1 && dx.orig_attr.phys_port_cnt == 1 &&
+		      dx.orig_attr.max_srq > 0,
+	      "query_device_ex: vendor_id %#x, phys_port_cnt_ex %u, max_srq %d", dx.orig_attr.vendor_id,
+	      dx.phys_port_cnt_ex, dx.orig_attr.max_srq);
+	/* Shared receive queues (rdma-core's codes; rxe's behaviour). */
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 0, .max_sge = 1}};
+	errno = 0;
+	CHECK(!ibv_create_srq(s->pd, &sa) && errno == EINVAL, "create_srq(max_wr 0): NULL, EINVAL");
+	sa.attr.max_wr = 4;
+	sa.attr.srq_limit = 3; /* ignored at create: unarmed */
+	struct ibv_srq *srq = ibv_create_srq(s->pd, &sa);
+	CHECK(srq && sa.attr.max_wr >= 4, "create_srq: an SRQ (%s)", strerror(errno));
+	if (srq) {
+		struct ibv_srq_attr q;
+		CHECK(ibv_query_srq(srq, &q) == 0 && q.max_wr == 4 && q.srq_limit == 0,
+		      "query_srq: max_wr 4, unarmed");
+		q.srq_limit = 5;
+		CHECK(ibv_modify_srq(srq, &q, IBV_SRQ_LIMIT) == EINVAL, "modify_srq(limit > max_wr): EINVAL");
+		q.max_wr = 64;
+		CHECK(ibv_modify_srq(srq, &q, IBV_SRQ_MAX_WR) == 0, "modify_srq(max_wr 64): 0");
+		struct ibv_qp_init_attr qs = {.send_cq = s->cq, .recv_cq = s->cq, .srq = srq,
+					      .qp_type = IBV_QPT_RC,
+					      .cap = {.max_send_wr = 1, .max_send_sge = 1}};
+		struct ibv_qp *sq = ibv_create_qp(s->pd, &qs);
+		CHECK(sq && qs.cap.max_recv_wr == 0, "create_qp on an SRQ: max_recv_wr 0");
+		CHECK(ibv_destroy_srq(srq) == EBUSY, "destroy_srq with a QP on it: EBUSY");
+		if (sq)
+			CHECK(ibv_destroy_qp(sq) == 0, "destroy_qp on an SRQ: 0");
+		CHECK(ibv_destroy_srq(srq) == 0, "destroy_srq: 0");
+	}
+	struct ibv_srq_init_attr_ex sx = {.attr = {.max_wr = 2, .max_sge = 1}, .pd = s->pd,
+					  .comp_mask = IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE,
+					  .srq_type = IBV_SRQT_XRC};
+	errno = 0;
+	CHECK(!ibv_create_srq_ex(s->ctx, &sx) && errno == EOPNOTSUPP, "create_srq_ex(XRC): NULL, EOPNOTSUPP");
+	sx.srq_type = IBV_SRQT_BASIC;
+	struct ibv_srq *bsrq = ibv_create_srq_ex(s->ctx, &sx);
+	CHECK(bsrq != NULL, "create_srq_ex(basic): an SRQ");
+	if (bsrq)
+		CHECK(ibv_destroy_srq(bsrq) == 0, "destroy_srq: 0");
 	union ibv_gid g;
 	CHECK(ibv_query_gid(s->ctx, 1, 1, &g) == -1, "query_gid(index 1): -1");
 	struct ibv_port_attr pa;

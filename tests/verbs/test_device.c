@@ -23,6 +23,7 @@ static struct dv_context *fake_context(void)
 	struct dv_context *c = calloc(1, sizeof(*c));
 	assert_non_null(c);
 	c->dev = &dv_dev;
+	c->shared = c; /* the first open: its own engine (dv_ctx follows it) */
 	dv_dev.roce_mtu = 4096;
 	c->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 	c->vctx.context.device = &dv_dev.ibdev;

@@ -89,11 +89,30 @@ static void test_opcode_and_fields(void **state)
 	assert_int_equal(out.imm_data, 0);
 }
 
+/* A UD receive reports the RoCE L3 type in sl, as mlx5 (2 = IPv4): UCX's
+ * ud_verbs reads sl & 7 to find the destination address in the GRH area
+ * and drops every datagram it reads as IPv6 (sl 0). RC receives keep 0. */
+static void test_ud_sl(void **state)
+{
+	(void)state;
+	struct droce_wc in = {.status = DROCE_WC_SUCCESS, .opcode = DROCE_WC_RECV,
+			      .wc_flags = DROCE_WC_GRH, .byte_len = 48, .src_qp = 7};
+	struct ibv_wc out;
+	dv_wc_convert(&in, &out);
+	assert_true(out.wc_flags & IBV_WC_GRH);
+	assert_int_equal(out.sl & 7, 2);
+	assert_int_equal(out.src_qp, 7);
+	in.wc_flags = 0;
+	dv_wc_convert(&in, &out);
+	assert_int_equal(out.sl, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_status),
 		cmocka_unit_test(test_opcode_and_fields),
+		cmocka_unit_test(test_ud_sl),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -251,6 +251,7 @@ void conn_create(struct pair *p, struct conn *c, const struct conn_opts *o)
 		ia.cap.max_recv_sge = o->max_sge;
 		ia.cap.max_inline_data = 64;
 		ia.sq_sig_all = o->sq_sig_all;
+		ia.srq = o->srq[s];
 		c->qp[s] = droce_create_qp(p->ctx[s], &ia);
 		if (!c->qp[s])
 			fail_msg("droce_create_qp: %s", strerror(errno));

@@ -106,6 +106,7 @@ struct conn_opts {
 	uint32_t max_send_wr, max_recv_wr, max_sge;
 	int sq_sig_all;
 	uint16_t udp_sport;            /**< AV UDP source port, 0: the engine derives one */
+	struct droce_srq *srq[2];      /**< per side: the QP takes its receives from it (NULL: its own RQ) */
 };
 
 /** Defaults: MTU 1024, PSNs 0x100 / 0x800, timeout 14, retry 7, rnr_retry 7, min_rnr_timer 1, all access. */
