@@ -4,6 +4,7 @@
 #include <droce/ctx.h>
 #include <droce/params.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -40,6 +41,8 @@ void perf_usage(const char *prog)
 	       "      --check             fill buffers with a per-iteration pattern and verify every byte\n"
 	       "      --impair SPEC       receive-side impairment: drop=P,reorder=P,dup=P,corrupt=P,seed=N\n"
 	       "      --ip ADDR           droce's own IPv4/IPv6 address on the port\n"
+	       "      --peer ADDR         server: serve only a client from ADDR on the side channel\n"
+	       "                          (others are closed and counted; default: the first to come)\n"
 	       "      --memif server|client[,socket=PATH]   set up a memif port\n"
 	       "      --port-wait SEC     a port that will not start yet (a memif client before its\n"
 	       "                          server) is asked again for SEC (default 10; 0: fail at once)\n"
@@ -100,7 +103,8 @@ static int parse_test(const char *s, enum perf_test *t)
 int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsigned errlen)
 {
 	enum { O_GBITS = 256, O_JSON, O_CHECK, O_IMPAIR, O_IP, O_MEMIF, O_IFACE, O_CAPTURE, O_TIMEOUT, O_CC, O_WINDOW,
-	       O_BACKEND, O_IBDEV, O_GIDX, O_IBPORT, O_TMODE, O_WTUNE, O_CM, O_PWAIT };
+	       O_BACKEND, O_IBDEV, O_GIDX, O_IBPORT, O_TMODE, O_WTUNE, O_CM, O_PWAIT,
+	       O_PEER };
 	static const struct option longopts[] = {
 		{"size", required_argument, 0, 's'},    {"all", no_argument, 0, 'a'},
 		{"iters", required_argument, 0, 'n'},   {"duration", required_argument, 0, 'D'},
@@ -117,6 +121,7 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 		{"gid-index", required_argument, 0, O_GIDX}, {"ib-port", required_argument, 0, O_IBPORT},
 		{"timeout-mode", required_argument, 0, O_TMODE}, {"window-tune", no_argument, 0, O_WTUNE},
 		{"cm", optional_argument, 0, O_CM},     {"port-wait", required_argument, 0, O_PWAIT},
+		{"peer", required_argument, 0, O_PEER},
 		{0, 0, 0, 0},
 	};
 	bool size_set = false, iters_set = false;
@@ -184,6 +189,13 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 			o->memif = a; break;
 		case O_IFACE: o->iface = a; break;
 		case O_CAPTURE: o->capture = a; break;
+		case O_PEER: {
+			unsigned char b[16];
+			if (inet_pton(AF_INET, a, b) != 1 && inet_pton(AF_INET6, a, b) != 1)
+				FAIL("bad --peer '%s' (an IPv4 or IPv6 address)", a);
+			o->peer = a;
+			break;
+		}
 		case O_PWAIT: {
 			char *end;
 			o->port_wait = strtod(a, &end);

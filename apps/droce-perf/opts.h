@@ -31,6 +31,7 @@ enum perf_backend_kind {
 struct perf_opts {
 	enum perf_test test;
 	const char *server;        /* NULL: we are the server */
+	const char *peer;          /* --peer: the side-channel client a server serves, or NULL */
 	uint32_t size;             /* -s */
 	bool all_sizes;            /* -a: 2 B .. 8 MB, powers of two */
 	uint64_t iters;            /* -n */

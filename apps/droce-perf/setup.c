@@ -91,7 +91,11 @@ static int connect_qps(struct perf *p, const struct perf_local *me_addr)
 	if (p->o.cm && (r = p->be->cm_open(p)))
 		return r;
 	if (p->server) {
-		r = droce_sc_listen(&p->sc, NULL, p->o.port);
+		/* Only the named client (docs/security.md): the side channel
+		 * carries QPNs, PSNs and rkeys, and anyone may connect to it. */
+		r = p->o.peer ? droce_sc_allow_peer(&p->sc, p->o.peer) : 0;
+		if (!r)
+			r = droce_sc_listen(&p->sc, NULL, p->o.port);
 		if (!r) {
 			printf(" Waiting for a client on TCP port %u\n", p->o.port);
 			fflush(stdout);

@@ -90,6 +90,25 @@ static void test_cm_option(void **state)
 	assert_false(o.cm);
 }
 
+/* --peer: the one side-channel client a server serves (docs/security.md). */
+static void test_peer_option(void **state)
+{
+	struct perf_opts o;
+	char err[128];
+	const char *v4[] = {"write_bw", "--peer", "198.18.0.2", NULL};
+	assert_int_equal(parse(&o, err, v4), 0);
+	assert_string_equal(o.peer, "198.18.0.2");
+	const char *v6[] = {"write_bw", "--peer", "fd00::2", NULL};
+	assert_int_equal(parse(&o, err, v6), 0);
+	assert_string_equal(o.peer, "fd00::2");
+	const char *bad[] = {"write_bw", "--peer", "host.example", NULL};
+	assert_int_equal(parse(&o, err, bad), -EINVAL);
+	assert_non_null(strstr(err, "--peer"));
+	const char *none[] = {"write_bw", NULL};
+	assert_int_equal(parse(&o, err, none), 0);
+	assert_null(o.peer);
+}
+
 static void test_bad_command_lines(void **state)
 {
 	struct perf_opts o;
@@ -339,6 +358,7 @@ int main(void)
 		cmocka_unit_test(test_rtt_options),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_cm_option),
+		cmocka_unit_test(test_peer_option),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
