@@ -210,6 +210,8 @@ size_t drv_alen(const struct dctx *d);
 int drv_new_conn(struct dctx *d);
 int drv_new_msg(struct dctx *d, int conn, bool own, enum mkind k, const struct fr *f);
 int drv_msg_append(struct msg *m, const uint8_t *p, size_t n);
+/** What a request frame @p a says of its message @p m: RETH, AtomicETH, ImmDt. */
+void drv_msg_take_ext(struct msg *m, const struct fr *a, const struct droce_opcode_info *oi);
 
 /* derive_pair.c: pairing the side's QPs with the peer's, the path MTU */
 int drv_pair_qps(struct dctx *d);

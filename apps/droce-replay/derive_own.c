@@ -239,21 +239,7 @@ static int own_build(struct dctx *d, size_t idx)
 	m->last_psn = psn;
 	if (a->f->t_ns < m->t_ns)
 		m->t_ns = a->f->t_ns;
-	if (oi->hdrs & DROCE_HDR_RETH) {
-		m->va = a->p.h.ext.reth.va;
-		m->rkey = a->p.h.ext.reth.rkey;
-		m->dma_len = a->p.h.ext.reth.dma_len;
-	}
-	if (oi->hdrs & DROCE_HDR_ATOMIC) {
-		m->va = a->p.h.ext.atomic.va;
-		m->rkey = a->p.h.ext.atomic.rkey;
-		m->compare = a->p.h.ext.atomic.compare;
-		m->swap_add = a->p.h.ext.atomic.swap_add;
-	}
-	if (oi->hdrs & DROCE_HDR_IMM) {
-		m->has_imm = true;
-		m->imm = a->p.h.ext.imm;
-	}
+	drv_msg_take_ext(m, a, oi);
 	if (oi->hdrs & DROCE_HDR_IETH)
 		return drv_dfail(d, "frame %u: %s: droce's API has no SEND with invalidate", a->f->num, oi->name);
 	if (a->p.h.bth.se)

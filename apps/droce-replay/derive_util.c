@@ -73,3 +73,22 @@ int drv_msg_append(struct msg *m, const uint8_t *p, size_t n)
 	m->len += n;
 	return 0;
 }
+
+void drv_msg_take_ext(struct msg *m, const struct fr *a, const struct droce_opcode_info *oi)
+{
+	if (oi->hdrs & DROCE_HDR_RETH) {
+		m->va = a->p.h.ext.reth.va;
+		m->rkey = a->p.h.ext.reth.rkey;
+		m->dma_len = a->p.h.ext.reth.dma_len;
+	}
+	if (oi->hdrs & DROCE_HDR_ATOMIC) {
+		m->va = a->p.h.ext.atomic.va;
+		m->rkey = a->p.h.ext.atomic.rkey;
+		m->compare = a->p.h.ext.atomic.compare;
+		m->swap_add = a->p.h.ext.atomic.swap_add;
+	}
+	if (oi->hdrs & DROCE_HDR_IMM) {
+		m->has_imm = true;
+		m->imm = a->p.h.ext.imm;
+	}
+}

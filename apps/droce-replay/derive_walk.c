@@ -155,21 +155,7 @@ static int peer_request(struct dctx *d, struct fr *a)
 	struct msg *m = &d->msgs[mi];
 	m->last_psn = psn;
 	c->peer_next = psn_add(psn, 1);
-	if (oi->hdrs & DROCE_HDR_RETH) {
-		m->va = a->p.h.ext.reth.va;
-		m->rkey = a->p.h.ext.reth.rkey;
-		m->dma_len = a->p.h.ext.reth.dma_len;
-	}
-	if (oi->hdrs & DROCE_HDR_ATOMIC) {
-		m->va = a->p.h.ext.atomic.va;
-		m->rkey = a->p.h.ext.atomic.rkey;
-		m->compare = a->p.h.ext.atomic.compare;
-		m->swap_add = a->p.h.ext.atomic.swap_add;
-	}
-	if (oi->hdrs & DROCE_HDR_IMM) {
-		m->has_imm = true;
-		m->imm = a->p.h.ext.imm;
-	}
+	drv_msg_take_ext(m, a, oi);
 	/* A SEND with invalidate is still a SEND for the receive queue; how the
 	 * side answered it (droce NAKs it: no memory windows) is in the capture. */
 	if (fl & DROCE_OPF_WRITE)
