@@ -316,6 +316,7 @@ static void emit_regions(struct dctx *d, FILE *out)
 	/* Local buffers: sources of the side's sends/writes, sinks of its
 	 * reads/atomics, and receive buffers for the peer's SENDs. */
 	uint64_t src_len = 0, dst_len = 0, rq_len = 0;
+	bool need_src = false, need_dst = false, need_rq = false;
 	for (size_t i = 0; i < d->nmsgs; i++) {
 		struct msg *m = &d->msgs[i];
 		if ((m->dropped && !m->err_recv) || !m->complete)
@@ -323,14 +324,24 @@ static void emit_regions(struct dctx *d, FILE *out)
 		if (m->own && (m->kind == M_SEND || m->kind == M_WRITE)) {
 			m->local_off = src_len;
 			src_len = align64(src_len + m->len);
+			need_src = true;
 		} else if (m->own) {
 			m->local_off = dst_len;
 			dst_len = align64(dst_len + (m->kind == M_READ ? m->dma_len : 8));
+			need_dst = true;
 		} else if (m->kind == M_SEND) {
 			m->local_off = rq_len;
 			rq_len = align64(rq_len + m->len);
+			need_rq = true;
 		}
 	}
+	/* Zero-length messages only: their WRs still name the region. */
+	if (need_src && !src_len)
+		src_len = 64;
+	if (need_dst && !dst_len)
+		dst_len = 64;
+	if (need_rq && !rq_len)
+		rq_len = 64;
 	if (src_len) {
 		fprintf(out, "mr src addr=%#x len=%" PRIu64 " access=lw\n", SRC_ADDR, src_len);
 		for (size_t i = 0; i < d->nmsgs; i++) {
