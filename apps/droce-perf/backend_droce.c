@@ -21,7 +21,7 @@
 #include "net/diag/impair.h"
 #include "net/link/impair_link.h"
 #include "net/port/port.h"
-#include "net/telemetry/telemetry.h"
+#include "telemetry/telemetry.h"
 #include "perf_cm.h"
 
 struct droce_be {

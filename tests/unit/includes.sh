@@ -6,7 +6,7 @@
 #   base                                        (header-only, no dependency: below all)
 #   wire < cc < model < transport < core      (the engine, data flows one way)
 #   wire < net                                  (links, ports, neighbours)
-#   cm, comm, verbs, rdmacm                     (above; never included below)
+#   cm, comm, telemetry, verbs, rdmacm          (above; never included below)
 #
 # Usage: includes.sh STACK_DIR
 set -u
@@ -22,6 +22,7 @@ declare -A allowed=(
   [cm]="wire cc model cm"
   [comm]="wire comm"
   [net]="wire net"
+  [telemetry]="wire net telemetry"
   [verbs]="wire net cm comm verbs"
   [rdmacm]="wire net cm verbs rdmacm"
 )

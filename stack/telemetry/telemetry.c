@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* droce's commands on DPDK's telemetry socket (telemetry.h). */
-#include "net/telemetry/telemetry.h"
+#include "telemetry/telemetry.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -40,7 +40,7 @@ struct droce_telemetry {
 	unsigned scratch_n;
 	char name[32];
 	struct snap *work;        /* poll thread only: filled, then swapped in */
-	struct snap *pub;         /* under reg.lock; NULL until the first publish */
+	struct snap *pub;         /* under tel_reg.lock; NULL until the first publish */
 	struct snap *spare;       /* the second buffer, until the first publish takes it */
 	struct droce_telemetry *next_t;
 };
@@ -51,7 +51,7 @@ static struct {
 	pthread_mutex_t lock;
 	bool registered;
 	struct droce_telemetry *head;
-} reg = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} tel_reg = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void take(struct droce_telemetry *t, struct snap *s, uint64_t now)
 {
@@ -83,15 +83,15 @@ void droce_telemetry_publish(struct droce_telemetry *t, uint64_t now)
 		return;
 	t->next = now + DROCE_TELEMETRY_INTERVAL_NS;
 	take(t, t->work, now);
-	pthread_mutex_lock(&reg.lock);
+	pthread_mutex_lock(&tel_reg.lock);
 	struct snap *old = t->pub;
 	t->pub = t->work;
 	t->work = old ? old : t->spare;
 	t->spare = NULL;
-	pthread_mutex_unlock(&reg.lock);
+	pthread_mutex_unlock(&tel_reg.lock);
 }
 
-/* The context a command names (",NAME"), or the first; under reg.lock. */
+/* The context a command names (",NAME"), or the first; under tel_reg.lock. */
 static struct droce_telemetry *find(const char *params, const char **rest)
 {
 	*rest = NULL;
@@ -107,7 +107,7 @@ static struct droce_telemetry *find(const char *params, const char **rest)
 		name[n] = 0;
 		*rest = comma ? comma + 1 : NULL;
 	}
-	for (struct droce_telemetry *t = reg.head; t; t = t->next_t)
+	for (struct droce_telemetry *t = tel_reg.head; t; t = t->next_t)
 		if (!name[0] || !strcmp(name, t->name))
 			return t;
 	return NULL;
@@ -117,14 +117,14 @@ static struct droce_telemetry *find(const char *params, const char **rest)
  * a command never holds it while it formats. @return 0, or -EINVAL. */
 static int snapshot_of(const char *params, struct snap *out, char *name, const char **rest)
 {
-	pthread_mutex_lock(&reg.lock);
+	pthread_mutex_lock(&tel_reg.lock);
 	struct droce_telemetry *t = find(params, rest);
 	if (t && t->pub) {
 		*out = *t->pub;
 		snprintf(name, 32, "%s", t->name);
 	}
 	bool ok = t && t->pub;
-	pthread_mutex_unlock(&reg.lock);
+	pthread_mutex_unlock(&tel_reg.lock);
 	return ok ? 0 : -EINVAL;
 }
 
@@ -314,8 +314,8 @@ struct droce_telemetry *droce_telemetry_open(struct droce_ctx *ctx, struct droce
 	t->work = a;
 	t->spare = b;
 	snprintf(t->name, sizeof(t->name), "%s", name);
-	pthread_mutex_lock(&reg.lock);
-	if (!reg.registered) {
+	pthread_mutex_lock(&tel_reg.lock);
+	if (!tel_reg.registered) {
 		rte_telemetry_register_cmd("/droce/ctx", cmd_ctx,
 					   "droce context counters and drop reasons. Parameters: [name]");
 		rte_telemetry_register_cmd("/droce/qp/list", cmd_qp_list,
@@ -327,17 +327,17 @@ struct droce_telemetry *droce_telemetry_open(struct droce_ctx *ctx, struct droce
 					   "the DPDK port of a droce context. Parameters: [name]");
 		rte_telemetry_register_cmd("/droce/cc", cmd_cc,
 					   "droce congestion control per QP. Parameters: [name]");
-		reg.registered = true;
+		tel_reg.registered = true;
 	}
 	/* A first snapshot now, so the commands answer before the first poll. */
 	take(t, t->spare, 0);
 	t->pub = t->spare;
 	t->spare = NULL;
-	struct droce_telemetry **pp = &reg.head;
+	struct droce_telemetry **pp = &tel_reg.head;
 	while (*pp)
 		pp = &(*pp)->next_t;
 	*pp = t;
-	pthread_mutex_unlock(&reg.lock);
+	pthread_mutex_unlock(&tel_reg.lock);
 	return t;
 }
 
@@ -345,13 +345,13 @@ void droce_telemetry_close(struct droce_telemetry *t)
 {
 	if (!t)
 		return;
-	pthread_mutex_lock(&reg.lock);
-	for (struct droce_telemetry **pp = &reg.head; *pp; pp = &(*pp)->next_t)
+	pthread_mutex_lock(&tel_reg.lock);
+	for (struct droce_telemetry **pp = &tel_reg.head; *pp; pp = &(*pp)->next_t)
 		if (*pp == t) {
 			*pp = t->next_t;
 			break;
 		}
-	pthread_mutex_unlock(&reg.lock);
+	pthread_mutex_unlock(&tel_reg.lock);
 	free(t->pub);
 	free(t->work);
 	free(t->spare);

@@ -14,8 +14,8 @@
  * a snapshot (droce_telemetry_publish(), a compare when not due), and the
  * commands answer from the last one, under a lock held only to copy it.
  */
-#ifndef DROCE_NET_TELEMETRY_TELEMETRY_H
-#define DROCE_NET_TELEMETRY_TELEMETRY_H
+#ifndef DROCE_TELEMETRY_TELEMETRY_H
+#define DROCE_TELEMETRY_TELEMETRY_H
 
 #include <stdint.h>
 
