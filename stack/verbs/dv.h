@@ -306,6 +306,49 @@ struct dv_ah {
 	struct droce_ah *dah;
 };
 
+/*
+ * poll_cq calls in a row that find nothing before the caller gives up its
+ * CPU once (sched_yield). A program spinning on poll_cq may share its CPU
+ * with the very thread it waits for: its peer's application (two
+ * processes on one machine), or a progress thread; without the yield that
+ * thread only runs when the scheduler's tick or a wake-up preempts the
+ * spinner. With no one else runnable the yield returns at once. On 2 cores
+ * at load 14-16, 5 alternated runs, medians: ib_write_lat 8 B typical
+ * 49.5 us without, 5.5 us with; ib_write_bw 64 KB 299 -> 776 MB/s.
+ * A program pinned to one CPU (taskset -c N, with the progress thread
+ * there too) does not yield: it has placed itself, its peer is not queued
+ * behind it, and its own progress thread preempts it on waking (the short
+ * slice, engine.c); a yield would only hand the CPU to whatever else runs
+ * there, a time slice at a time.
+ */
+#define POLL_YIELD_AFTER 64u
+
+/* Inline, as the rest of the poll path: every poll_cq runs them. */
+
+/** Counts a poll_cq that found @p got completions: true once every
+ *  POLL_YIELD_AFTER empty ones in a row (the caller then yields its CPU). */
+static inline bool dv_poll_idle(struct dv_cq *cq, int got)
+{
+	if (got) {
+		cq->empty_polls = 0;
+		return false;
+	}
+	if (++cq->empty_polls < POLL_YIELD_AFTER)
+		return false;
+	cq->empty_polls = 0;
+	return true;
+}
+
+/** dv_armed_check() of an armed CQ (stash.c). */
+unsigned dv_armed_pull(struct dv_cq *cq);
+
+/** An armed CQ's completions into its stash, its event raised if one came
+ *  (stash.c). Lock held. @return completions moved. */
+static inline unsigned dv_armed_check(struct dv_cq *cq)
+{
+	return cq->armed ? dv_armed_pull(cq) : 0;
+}
+
 /* qp.c: a GRH-routed RoCEv2 AV as droce's (xlate.h), the next hop
  * resolved. Lock held. @return 0 or a positive errno. */
 int dv_av_resolve(struct dv_context *c, const struct ibv_ah_attr *ah, struct droce_ah_attr *d);
@@ -317,13 +360,8 @@ unsigned dv_stash_fill(struct dv_cq *cq, int (*src)(void *from, int n, struct dr
 		       void *from);
 /** Hand out up to @p n stashed completions. @return how many. */
 int dv_stash_take(struct dv_cq *cq, int n, struct ibv_wc *wc);
-/** Counts a poll_cq that found @p got completions: true once every
- *  POLL_YIELD_AFTER empty ones in a row (the caller then yields its CPU). */
-bool dv_poll_idle(struct dv_cq *cq, int got);
 /** Move completions of armed CQs into their stash; raise their channel. Lock held. */
 unsigned dv_scan_armed(struct dv_context *c);
-/** The same for one CQ. @return completions moved. */
-unsigned dv_armed_check(struct dv_cq *cq);
 
 /* The context ops of cq.c (the post and poll ops are the backend's). */
 int dv_req_notify_cq(struct ibv_cq *cq, int solicited_only);

@@ -4,31 +4,13 @@
  * file comment says why completions pass through a stash): filling it from
  * the model's completion source, handing it out, the arm check of IBTA
  * 11.4.2.2, and the count of empty polls after which a spinning caller
- * yields its CPU.
+ * yields its CPU (dv.h, inline).
  */
 #include "verbs/dv.h"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include "verbs/backend.h"
-
-/*
- * poll_cq calls in a row that find nothing before the caller gives up its
- * CPU once (sched_yield). A program spinning on poll_cq may share its CPU
- * with the very thread it waits for: its peer's application (two
- * processes on one machine), or a progress thread; without the yield that
- * thread only runs when the scheduler's tick or a wake-up preempts the
- * spinner. With no one else runnable the yield returns at once. On 2 cores
- * at load 14-16, 5 alternated runs, medians: ib_write_lat 8 B typical
- * 49.5 us without, 5.5 us with; ib_write_bw 64 KB 299 -> 776 MB/s.
- * A program pinned to one CPU (taskset -c N, with the progress thread
- * there too) does not yield: it has placed itself, its peer is not queued
- * behind it, and its own progress thread preempts it on waking (the short
- * slice, engine.c); a yield would only hand the CPU to whatever else runs
- * there, a time slice at a time.
- */
-#define POLL_YIELD_AFTER 64u
 
 unsigned dv_stash_fill(struct dv_cq *cq, int (*src)(void *from, int n, struct droce_wc *wc),
 		       void *from)
@@ -68,18 +50,6 @@ int dv_stash_take(struct dv_cq *cq, int n, struct ibv_wc *wc)
 	return got;
 }
 
-bool dv_poll_idle(struct dv_cq *cq, int got)
-{
-	if (got) {
-		cq->empty_polls = 0;
-		return false;
-	}
-	if (++cq->empty_polls < POLL_YIELD_AFTER)
-		return false;
-	cq->empty_polls = 0;
-	return true;
-}
-
 static void raise_event(struct dv_cq *cq)
 {
 	cq->armed = false;
@@ -99,10 +69,8 @@ static void raise_event(struct dv_cq *cq)
  * CQ's completion. dv_lock held (the backend's pull takes what else its
  * source needs).
  */
-unsigned dv_armed_check(struct dv_cq *cq)
+unsigned dv_armed_pull(struct dv_cq *cq)
 {
-	if (!cq->armed)
-		return 0;
 	unsigned moved = cq->c->be->pull(cq);
 	if (cq->stash_in != cq->arm_mark || cq->overflowed)
 		raise_event(cq);

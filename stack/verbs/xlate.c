@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The ibv <-> droce translations (xlate.h): one switch per enum, one case
- * per value, so a value added on either side is a compiler warning
+ * The ibv <-> droce translations (xlate.h; the completion tables are
+ * inline there): one switch per enum, one case per value, so a value added on either side is a compiler warning
  * (-Wswitch) or a refusal, never a silent wrong number.
  */
 #include "verbs/xlate.h"
@@ -15,80 +15,7 @@ _Static_assert(offsetof(struct ibv_sge, addr) == offsetof(struct droce_sge, addr
 _Static_assert(offsetof(struct ibv_sge, length) == offsetof(struct droce_sge, length), "sge len");
 _Static_assert(offsetof(struct ibv_sge, lkey) == offsetof(struct droce_sge, lkey), "sge lkey");
 
-enum ibv_wc_status dv_wc_status(enum droce_wc_status s)
-{
-	switch (s) {
-	case DROCE_WC_SUCCESS: return IBV_WC_SUCCESS;
-	case DROCE_WC_LOC_LEN_ERR: return IBV_WC_LOC_LEN_ERR;
-	case DROCE_WC_LOC_QP_OP_ERR: return IBV_WC_LOC_QP_OP_ERR;
-	case DROCE_WC_LOC_PROT_ERR: return IBV_WC_LOC_PROT_ERR;
-	case DROCE_WC_WR_FLUSH_ERR: return IBV_WC_WR_FLUSH_ERR;
-	case DROCE_WC_BAD_RESP_ERR: return IBV_WC_BAD_RESP_ERR;
-	case DROCE_WC_LOC_ACCESS_ERR: return IBV_WC_LOC_ACCESS_ERR;
-	case DROCE_WC_REM_INV_REQ_ERR: return IBV_WC_REM_INV_REQ_ERR;
-	case DROCE_WC_REM_ACCESS_ERR: return IBV_WC_REM_ACCESS_ERR;
-	case DROCE_WC_REM_OP_ERR: return IBV_WC_REM_OP_ERR;
-	case DROCE_WC_RETRY_EXC_ERR: return IBV_WC_RETRY_EXC_ERR;
-	case DROCE_WC_RNR_RETRY_EXC_ERR: return IBV_WC_RNR_RETRY_EXC_ERR;
-	case DROCE_WC_REM_ABORT_ERR: return IBV_WC_REM_ABORT_ERR;
-	case DROCE_WC_GENERAL_ERR: return IBV_WC_GENERAL_ERR;
-	case DROCE_WC_LOC_EEC_OP_ERR: return IBV_WC_LOC_EEC_OP_ERR;
-	case DROCE_WC_MW_BIND_ERR: return IBV_WC_MW_BIND_ERR;
-	case DROCE_WC_LOC_RDD_VIOL_ERR: return IBV_WC_LOC_RDD_VIOL_ERR;
-	case DROCE_WC_REM_INV_RD_REQ_ERR: return IBV_WC_REM_INV_RD_REQ_ERR;
-	case DROCE_WC_INV_EECN_ERR: return IBV_WC_INV_EECN_ERR;
-	case DROCE_WC_INV_EEC_STATE_ERR: return IBV_WC_INV_EEC_STATE_ERR;
-	case DROCE_WC_FATAL_ERR: return IBV_WC_FATAL_ERR;
-	case DROCE_WC_RESP_TIMEOUT_ERR: return IBV_WC_RESP_TIMEOUT_ERR;
-	}
-	return IBV_WC_GENERAL_ERR;
-}
-
-enum ibv_wc_opcode dv_wc_opcode(enum droce_wc_opcode o)
-{
-	switch (o) {
-	case DROCE_WC_SEND: return IBV_WC_SEND;
-	case DROCE_WC_RDMA_WRITE: return IBV_WC_RDMA_WRITE;
-	case DROCE_WC_RDMA_READ: return IBV_WC_RDMA_READ;
-	case DROCE_WC_COMP_SWAP: return IBV_WC_COMP_SWAP;
-	case DROCE_WC_FETCH_ADD: return IBV_WC_FETCH_ADD;
-	case DROCE_WC_RECV: return IBV_WC_RECV;
-	case DROCE_WC_RECV_RDMA_WITH_IMM: return IBV_WC_RECV_RDMA_WITH_IMM;
-	}
-	return IBV_WC_SEND;
-}
-
-void dv_wc_convert(const struct droce_wc *in, struct ibv_wc *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->wr_id = in->wr_id;
-	out->status = dv_wc_status(in->status);
-	out->opcode = dv_wc_opcode(in->opcode);
-	out->vendor_err = in->vendor_err;
-	out->byte_len = in->byte_len;
-	out->qp_num = in->qp_num;
-	out->src_qp = in->src_qp;
-	if (in->wc_flags & DROCE_WC_WITH_IMM) {
-		out->wc_flags |= IBV_WC_WITH_IMM;
-		out->imm_data = in->imm_data; /* network order value, both sides */
-	}
-	if (in->wc_flags & DROCE_WC_WITH_INV) {
-		out->wc_flags |= IBV_WC_WITH_INV;
-		out->invalidated_rkey = in->invalidated_rkey;
-	}
-	if (in->wc_flags & DROCE_WC_GRH) {
-		out->wc_flags |= IBV_WC_GRH; /* the 40-byte GRH area leads the buffer */
-		/* RoCE has no SL on the wire (A17.4.5.1: the CQE says which L3
-		 * header the frame had). mlx5 reports that packet type in sl
-		 * (2: IPv4), and UCX's ud_verbs reads sl & 7 so to find the
-		 * destination address in the GRH area; droce0 is IPv4 only.
-		 * docs/verbs.md, "UD receive completions". */
-		out->sl = DV_WC_SL_ROCE_IPV4;
-	}
-	out->pkey_index = 0;
-}
-
-int dv_wr_opcode_to_droce(enum ibv_wr_opcode o, enum droce_wr_opcode *out)
+static inline int wr_opcode(enum ibv_wr_opcode o, enum droce_wr_opcode *out)
 {
 	switch (o) {
 	case IBV_WR_RDMA_WRITE: *out = DROCE_WR_RDMA_WRITE; return 0;
@@ -100,6 +27,11 @@ int dv_wr_opcode_to_droce(enum ibv_wr_opcode o, enum droce_wr_opcode *out)
 	case IBV_WR_ATOMIC_FETCH_AND_ADD: *out = DROCE_WR_ATOMIC_FETCH_AND_ADD; return 0;
 	default: return EINVAL; /* invalidate, MW bind, TSO, atomic write, flush */
 	}
+}
+
+int dv_wr_opcode_to_droce(enum ibv_wr_opcode o, enum droce_wr_opcode *out)
+{
+	return wr_opcode(o, out);
 }
 
 int dv_send_flags_to_droce(unsigned f, unsigned *out)
@@ -126,7 +58,7 @@ int dv_send_to_droce(const struct ibv_send_wr *w, bool ud, struct droce_send_wr 
 	d->sg_list = (struct droce_sge *)w->sg_list;
 	d->num_sge = w->num_sge;
 	d->imm_data = w->imm_data;
-	if (dv_wr_opcode_to_droce(w->opcode, &d->opcode) ||
+	if (wr_opcode(w->opcode, &d->opcode) ||
 	    dv_send_flags_to_droce(w->send_flags, &d->send_flags))
 		return EINVAL;
 	if (ud) {

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <infiniband/verbs.h>
 
@@ -26,13 +27,86 @@
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
 	 IBV_ACCESS_REMOTE_ATOMIC)
 
+/* The completion tables are inline: they run once per completion on
+ * the poll path, in the backends' loops (one call each otherwise). */
+
 /** droce's completion status as IBV_WC_*; a value droce adds later is
  *  IBV_WC_GENERAL_ERR, never success. */
-enum ibv_wc_status dv_wc_status(enum droce_wc_status s);
+static inline enum ibv_wc_status dv_wc_status(enum droce_wc_status s)
+{
+	switch (s) {
+	case DROCE_WC_SUCCESS: return IBV_WC_SUCCESS;
+	case DROCE_WC_LOC_LEN_ERR: return IBV_WC_LOC_LEN_ERR;
+	case DROCE_WC_LOC_QP_OP_ERR: return IBV_WC_LOC_QP_OP_ERR;
+	case DROCE_WC_LOC_PROT_ERR: return IBV_WC_LOC_PROT_ERR;
+	case DROCE_WC_WR_FLUSH_ERR: return IBV_WC_WR_FLUSH_ERR;
+	case DROCE_WC_BAD_RESP_ERR: return IBV_WC_BAD_RESP_ERR;
+	case DROCE_WC_LOC_ACCESS_ERR: return IBV_WC_LOC_ACCESS_ERR;
+	case DROCE_WC_REM_INV_REQ_ERR: return IBV_WC_REM_INV_REQ_ERR;
+	case DROCE_WC_REM_ACCESS_ERR: return IBV_WC_REM_ACCESS_ERR;
+	case DROCE_WC_REM_OP_ERR: return IBV_WC_REM_OP_ERR;
+	case DROCE_WC_RETRY_EXC_ERR: return IBV_WC_RETRY_EXC_ERR;
+	case DROCE_WC_RNR_RETRY_EXC_ERR: return IBV_WC_RNR_RETRY_EXC_ERR;
+	case DROCE_WC_REM_ABORT_ERR: return IBV_WC_REM_ABORT_ERR;
+	case DROCE_WC_GENERAL_ERR: return IBV_WC_GENERAL_ERR;
+	case DROCE_WC_LOC_EEC_OP_ERR: return IBV_WC_LOC_EEC_OP_ERR;
+	case DROCE_WC_MW_BIND_ERR: return IBV_WC_MW_BIND_ERR;
+	case DROCE_WC_LOC_RDD_VIOL_ERR: return IBV_WC_LOC_RDD_VIOL_ERR;
+	case DROCE_WC_REM_INV_RD_REQ_ERR: return IBV_WC_REM_INV_RD_REQ_ERR;
+	case DROCE_WC_INV_EECN_ERR: return IBV_WC_INV_EECN_ERR;
+	case DROCE_WC_INV_EEC_STATE_ERR: return IBV_WC_INV_EEC_STATE_ERR;
+	case DROCE_WC_FATAL_ERR: return IBV_WC_FATAL_ERR;
+	case DROCE_WC_RESP_TIMEOUT_ERR: return IBV_WC_RESP_TIMEOUT_ERR;
+	}
+	return IBV_WC_GENERAL_ERR;
+}
+
 /** droce's completion opcode as IBV_WC_*. */
-enum ibv_wc_opcode dv_wc_opcode(enum droce_wc_opcode o);
+static inline enum ibv_wc_opcode dv_wc_opcode(enum droce_wc_opcode o)
+{
+	switch (o) {
+	case DROCE_WC_SEND: return IBV_WC_SEND;
+	case DROCE_WC_RDMA_WRITE: return IBV_WC_RDMA_WRITE;
+	case DROCE_WC_RDMA_READ: return IBV_WC_RDMA_READ;
+	case DROCE_WC_COMP_SWAP: return IBV_WC_COMP_SWAP;
+	case DROCE_WC_FETCH_ADD: return IBV_WC_FETCH_ADD;
+	case DROCE_WC_RECV: return IBV_WC_RECV;
+	case DROCE_WC_RECV_RDMA_WITH_IMM: return IBV_WC_RECV_RDMA_WITH_IMM;
+	}
+	return IBV_WC_SEND;
+}
+
 /** One droce completion as an ibv_wc (the whole struct written). */
-void dv_wc_convert(const struct droce_wc *in, struct ibv_wc *out);
+static inline void dv_wc_convert(const struct droce_wc *in, struct ibv_wc *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->wr_id = in->wr_id;
+	out->status = dv_wc_status(in->status);
+	out->opcode = dv_wc_opcode(in->opcode);
+	out->vendor_err = in->vendor_err;
+	out->byte_len = in->byte_len;
+	out->qp_num = in->qp_num;
+	out->src_qp = in->src_qp;
+	if (in->wc_flags & DROCE_WC_WITH_IMM) {
+		out->wc_flags |= IBV_WC_WITH_IMM;
+		out->imm_data = in->imm_data; /* network order value, both sides */
+	}
+	if (in->wc_flags & DROCE_WC_WITH_INV) {
+		out->wc_flags |= IBV_WC_WITH_INV;
+		out->invalidated_rkey = in->invalidated_rkey;
+	}
+	if (in->wc_flags & DROCE_WC_GRH) {
+		out->wc_flags |= IBV_WC_GRH; /* the 40-byte GRH area leads the buffer */
+		/* RoCE has no SL on the wire (A17.4.5.1: the CQE says which L3
+		 * header the frame had). mlx5 reports that packet type in sl
+		 * (2: IPv4), and UCX's ud_verbs reads sl & 7 so to find the
+		 * destination address in the GRH area; droce0 is IPv4 only.
+		 * docs/verbs.md, "UD receive completions". */
+		out->sl = DV_WC_SL_ROCE_IPV4;
+	}
+	out->pkey_index = 0;
+}
+
 
 /** The opcode of a send WR. @return 0, or EINVAL for one droce lacks
  *  (invalidate, MW bind, TSO, atomic write, flush). */
