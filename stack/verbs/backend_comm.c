@@ -326,20 +326,6 @@ static int comm_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ib
 	return r;
 }
 
-static int post_srq(void *srq, struct droce_recv_wr *wr, struct droce_recv_wr **bad)
-{
-	return droce_post_srq_recv(srq, wr, bad);
-}
-
-/* The file comment: an SRQ is the context's, so under the context lock.
- * Its WQEs reach any QP on it, whatever channel that QP's CQs use. */
-static int comm_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
-			      struct ibv_recv_wr **bad)
-{
-	struct dv_srq *s = (struct dv_srq *)ibsrq;
-	return dv_post_recv_locked(s->c, wr, bad, post_srq, s->dsrq);
-}
-
 const struct dv_backend dv_backend_comm = {
 	.name = "comm",
 	.max_sge = DROCE_CHAN_MAX_SGE,
@@ -358,7 +344,10 @@ const struct dv_backend dv_backend_comm = {
 	.destroy_ah = comm_destroy_ah,
 	.post_send = comm_post_send,
 	.post_recv = comm_post_recv,
-	.post_srq_recv = comm_post_srq_recv,
+	/* The file comment: an SRQ is the context's, so its WQEs are posted
+	 * under the context lock, as in the thread model; they reach any QP
+	 * on it, whatever channel that QP's CQs use. */
+	.post_srq_recv = dv_post_srq_locked,
 	.poll_cq = comm_poll_cq,
 	.pull = comm_pull,
 };

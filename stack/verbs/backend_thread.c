@@ -180,18 +180,6 @@ static int thread_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct 
 	return dv_post_recv_locked(qp->c, wr, bad, post_qp, qp->dqp);
 }
 
-static int post_srq(void *srq, struct droce_recv_wr *wr, struct droce_recv_wr **bad)
-{
-	return droce_post_srq_recv(srq, wr, bad);
-}
-
-static int thread_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
-				struct ibv_recv_wr **bad)
-{
-	struct dv_srq *s = (struct dv_srq *)ibsrq;
-	return dv_post_recv_locked(s->c, wr, bad, post_srq, s->dsrq);
-}
-
 /* Take up to @p n completions out of the droce CQ. Lock held. */
 static int drain(struct dv_cq *cq, int n, struct ibv_wc *wc)
 {
@@ -270,7 +258,7 @@ const struct dv_backend dv_backend_thread = {
 	.destroy_ah = thread_destroy_ah,
 	.post_send = thread_post_send,
 	.post_recv = thread_post_recv,
-	.post_srq_recv = thread_post_srq_recv,
+	.post_srq_recv = dv_post_srq_locked,
 	.poll_cq = thread_poll_cq,
 	.pull = thread_pull,
 };

@@ -228,6 +228,8 @@ void dv_progress_end(void);
 int dv_post_recv_locked(struct dv_context *c, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad,
 			int (*post)(void *obj, struct droce_recv_wr *wr, struct droce_recv_wr **bad),
 			void *obj);
+/** ibv_post_srq_recv in both models: an SRQ's WQEs under dv_lock (backend.h). */
+int dv_post_srq_locked(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 /** Start EAL and the port (first open). @return 0 or a positive errno. */
 int dv_engine_start(struct dv_device *d);
 /** Create the droce context, the backend's state (c->be, set by the caller)

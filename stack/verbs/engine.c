@@ -154,6 +154,17 @@ void dv_progress_end(void)
 	rte_thread_unregister();
 }
 
+static int post_srq(void *srq, struct droce_recv_wr *wr, struct droce_recv_wr **bad)
+{
+	return droce_post_srq_recv(srq, wr, bad);
+}
+
+int dv_post_srq_locked(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct dv_srq *s = (struct dv_srq *)ibsrq;
+	return dv_post_recv_locked(s->c, wr, bad, post_srq, s->dsrq);
+}
+
 static void *progress_main(void *arg)
 {
 	struct dv_context *c = arg;
