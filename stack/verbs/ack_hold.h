@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The verbs' link: the port's link with pure ACKs held, while the
- * application polls, for its next request to carry out (link.c).
+ * application polls, for its next request to carry out (ack_hold.c).
  * No DPDK types: unit-tested over a fake inner link (tests/verbs/test_link.c).
  */
 #ifndef DROCE_VERBS_ACK_HOLD_H

@@ -4,8 +4,12 @@
  * "from a work completion" helpers) over droce_create_ah(). RoCEv2 needs a
  * GRH-routed AH (IBTA A17.4): the destination GID is the peer's IPv4-mapped
  * address, the next hop's MAC comes from ARP on the port (qp.c's AV path).
+ * In comm-core mode a handle goes through droce_comm_destroy_ah
+ * (backend_comm.c), so a send still queued in a ring cannot name it freed.
  */
 #include "verbs/dv.h"
+
+#include "verbs/backend.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -25,7 +29,7 @@ DV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *at
 	}
 	struct droce_ah_attr d;
 	dv_lock(c);
-	int r = dv_av_to_droce(c, attr, &d);
+	int r = dv_av_resolve(c, attr, &d);
 	if (!r) {
 		ah->dah = droce_create_ah_pd(((struct dv_pd *)pd)->dpd, &d);
 		if (!ah->dah)
@@ -49,7 +53,7 @@ DV_EXPORT int ibv_destroy_ah(struct ibv_ah *ibah)
 		return EINVAL;
 	struct dv_ah *ah = (struct dv_ah *)ibah;
 	dv_lock(ah->c);
-	int r = droce_destroy_ah(ah->dah);
+	int r = ah->c->be->destroy_ah(ah->c, ah->dah);
 	dv_unlock(ah->c);
 	if (r)
 		return -r;

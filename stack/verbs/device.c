@@ -7,6 +7,8 @@
  */
 #include "verbs/dv.h"
 
+#include "verbs/backend.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,9 +105,11 @@ static int dv_query_device_compat(struct ibv_context *ctx, struct ibv_device_att
 	return ibv_query_device(ctx, a);
 }
 
-/* The context ops, the same for every open (verbs.h's inlines read them
- * through the ibv_context the application holds). */
-static void init_vctx(struct verbs_context *v, struct ibv_device *dev, int async_fd)
+/* The context ops, the same for every open of the device (verbs.h's
+ * inlines read them through the ibv_context the application holds): the
+ * data path's are the execution model's own (backend.h). */
+static void init_vctx(struct verbs_context *v, struct ibv_device *dev, int async_fd,
+		      const struct dv_backend *be)
 {
 	struct ibv_context *ic = &v->context;
 	v->sz = sizeof(*v);
@@ -120,11 +124,11 @@ static void init_vctx(struct verbs_context *v, struct ibv_device *dev, int async
 	pthread_mutex_init(&ic->mutex, NULL);
 	ic->ops._compat_query_device = dv_query_device_compat;
 	ic->ops._compat_query_port = dv_query_port_compat;
-	ic->ops.poll_cq = dv_poll_cq;
+	ic->ops.poll_cq = be->poll_cq;
 	ic->ops.req_notify_cq = dv_req_notify_cq;
-	ic->ops.post_send = dv_post_send;
-	ic->ops.post_recv = dv_post_recv;
-	ic->ops.post_srq_recv = dv_post_srq_recv;
+	ic->ops.post_send = be->post_send;
+	ic->ops.post_recv = be->post_recv;
+	ic->ops.post_srq_recv = be->post_srq_recv;
 }
 
 DV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
@@ -147,7 +151,7 @@ DV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
 			goto out;
 		}
 		a->shared = d->open;
-		init_vctx(&a->vctx, dev, d->open->async_fd);
+		init_vctx(&a->vctx, dev, d->open->async_fd, d->open->be);
 		d->open->opens++;
 		out = &a->vctx.context;
 		goto out;
@@ -162,8 +166,10 @@ DV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
 	c->dev = d;
 	c->shared = c;
 	c->opens = 1;
+	/* The execution model, once for the life of the open (docs/verbs.md). */
+	c->be = d->cfg.comm_core >= 0 ? &dv_backend_comm : &dv_backend_thread;
 	c->async_fd = dv_async_open(c);
-	init_vctx(&c->vctx, dev, c->async_fd);
+	init_vctx(&c->vctx, dev, c->async_fd, c->be);
 	if ((e = dv_engine_open(c))) {
 		close(c->async_fd);
 		dv_async_close(c);
@@ -231,7 +237,7 @@ DV_EXPORT int ibv_query_device(struct ibv_context *ic, struct ibv_device_attr *a
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
 			      IBV_DEVICE_SRQ_RESIZE;
 	/* A comm-core ring carries at most DROCE_CHAN_MAX_SGE SGEs per WR. */
-	unsigned sge = dv_ctx(ic)->comm ? DROCE_CHAN_MAX_SGE : DV_MAX_SGE;
+	unsigned sge = dv_ctx(ic)->be->max_sge;
 	a->max_sge = (int)sge;
 	a->max_sge_rd = (int)sge;
 	a->max_cq = 1u << 16;
@@ -242,12 +248,10 @@ DV_EXPORT int ibv_query_device(struct ibv_context *ic, struct ibv_device_attr *a
 	a->max_qp_init_rd_atom = DV_MAX_RD_ATOMIC;
 	a->max_res_rd_atom = DV_MAX_RD_ATOMIC * DV_MAX_QP;
 	a->atomic_cap = IBV_ATOMIC_HCA;
-	if (!dv_ctx(ic)->comm) {
-		/* srq.c; the comm-core rings carry no SRQ's receives. */
-		a->max_srq = DV_MAX_SRQ;
-		a->max_srq_wr = DV_MAX_SRQ_WR;
-		a->max_srq_sge = DV_MAX_SGE;
-	}
+	/* srq.c, in both execution models (posted under the context lock). */
+	a->max_srq = DV_MAX_SRQ;
+	a->max_srq_wr = DV_MAX_SRQ_WR;
+	a->max_srq_sge = DV_MAX_SGE;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 0;
 	a->phys_port_cnt = 1;

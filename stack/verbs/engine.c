@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The engine under the verbs: EAL and the DPDK port (once per process), the
- * droce context (one per open device), the turn-taking lock and the progress
- * thread of dv.h, and ARP resolution for modify_qp(RTR).
+ * droce context (one per open device), the turn-taking lock of dv.h, the
+ * start and end of the progress thread whose body is the backend's
+ * (backend.h), and ARP resolution for modify_qp(RTR).
  */
 #include "verbs/dv.h"
 
@@ -24,10 +25,8 @@
 
 #include "net/port/eal.h"
 #include "net/port/port.h"
-#include "verbs/pace.h"
+#include "verbs/backend.h"
 
-/* DROCE_COMM_CORE: idle polls before the comm core naps too. */
-#define COMM_IDLE_SPIN 1000u
 /* Spins on a held lock before yielding the CPU instead. */
 #define LOCK_SPINS 2000u
 /* Shutdown: how long queued frames may take to leave, and how long we stay
@@ -80,24 +79,7 @@ void dv_app_sleeps(struct dv_context *c)
 	atomic_store_explicit(&c->app_tsc, c->tsc0, memory_order_relaxed);
 }
 
-unsigned dv_poll_inline(struct dv_context *c)
-{
-	if (c->comm_core)
-		return 0;
-	return droce_ctx_poll(c->dctx, dv_now(c));
-}
-
-unsigned dv_poll_app(struct dv_context *c)
-{
-	if (c->comm_core)
-		return 0;
-	dv_link_app_polling(&c->link, true);
-	unsigned n = droce_ctx_poll(c->dctx, dv_now(c));
-	dv_link_app_polling(&c->link, false);
-	return n;
-}
-
-static void sleep_ns(long ns)
+void dv_sleep_ns(long ns)
 {
 	struct timespec ts = {.tv_sec = ns / 1000000000L, .tv_nsec = ns % 1000000000L};
 	nanosleep(&ts, NULL);
@@ -133,52 +115,31 @@ static void short_slice(void)
 	(void)syscall(SYS_sched_setattr, 0, &a, 0);
 }
 
-/* Take the context if the application neither holds nor wants it. */
-static bool try_take(struct dv_context *c)
+bool dv_try_take(struct dv_context *c)
 {
 	return !atomic_load_explicit(&c->want, memory_order_relaxed) &&
 	       !atomic_exchange_explicit(&c->lock, 1, memory_order_acquire);
 }
 
-static void give_back(struct dv_context *c)
+void dv_give_back(struct dv_context *c)
 {
 	dv_async_collect(c);
 	dv_async_link(c, dv_now(c));
 	atomic_store_explicit(&c->lock, 0, memory_order_release);
 }
 
-/* DROCE_COMM_CORE: the comm core drives the context alone. A core of its
- * own: spin, but nap once nothing has happened for a while, so that a comm
- * core that shares its CPU after all does not starve who it shares with. */
-static void comm_core_loop(struct dv_context *c)
+uint64_t dv_away_ns(const struct dv_context *c)
 {
-	unsigned idle = 0;
-	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
-		bool qps = atomic_load_explicit(&c->n_qps, memory_order_relaxed);
-		if (!try_take(c)) {
-			sleep_ns(PACE_IDLE_NAP_NS);
-			continue;
-		}
-		unsigned n = (qps ? droce_comm_poll(c->comm, dv_now(c))
-				  : droce_ctx_poll(c->dctx, dv_now(c))) + dv_scan_armed(c);
-		give_back(c);
-		if (!qps) {
-			/* No QP yet: answer ARP now and then (progress_main). */
-			sleep_ns(1000000);
-			continue;
-		}
-		idle = n ? 0 : idle + 1;
-		if (idle >= COMM_IDLE_SPIN)
-			sleep_ns(PACE_IDLE_NAP_NS);
-	}
+	return (uint64_t)((double)(rte_get_tsc_cycles() -
+				   atomic_load_explicit(&c->app_tsc, memory_order_relaxed)) *
+			  c->ns_per_tsc);
 }
 
-static void *progress_main(void *arg)
+void dv_progress_begin(struct dv_context *c, int cpu)
 {
-	struct dv_context *c = arg;
+	(void)c;
 	/* Its own name, so that top and perf tell it from the application. */
 	pthread_setname_np(pthread_self(), "droce-progress");
-	int cpu = c->dev->cfg.comm_core >= 0 ? c->dev->cfg.comm_core : c->dev->cfg.lcore;
 	if (cpu >= 0)
 		pin(cpu);
 	/* Sleeps of a few microseconds must be that, not the default 50 us slack. */
@@ -186,69 +147,50 @@ static void *progress_main(void *arg)
 	short_slice();
 	/* An lcore id gives this thread its own mempool caches. */
 	rte_thread_register();
-	if (c->comm_core) {
-		comm_core_loop(c);
-		rte_thread_unregister();
-		return NULL;
-	}
-	struct dv_pace *pace = &c->pace;
-	dv_pace_init(pace);
-	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
-		if (!atomic_load_explicit(&c->n_qps, memory_order_relaxed)) {
-			/* No QP yet: still answer the port's ARP requests now and
-			 * then, so that a peer resolving us in modify_qp(RTR) is not
-			 * kept waiting until this side creates its QPs. */
-			if (try_take(c)) {
-				droce_ctx_poll(c->dctx, dv_now(c));
-				give_back(c);
-			}
-			sleep_ns(1000000);
-			continue;
-		}
-		uint64_t away = (uint64_t)((double)(rte_get_tsc_cycles() -
-						    atomic_load_explicit(&c->app_tsc, memory_order_relaxed)) *
-					   c->ns_per_tsc);
-		/* Inside a verbs call (a post or a poll that moves a window's
-		 * worth of frames can take tens of microseconds), or out of one
-		 * for less than the window: the application drives. */
-		bool in_call = atomic_load_explicit(&c->lock, memory_order_relaxed) ||
-			       atomic_load_explicit(&c->want, memory_order_relaxed);
-		if (in_call || dv_pace_app_drives(pace, away)) {
-			/* ACKs it held for its next request must still leave if
-			 * it stopped calling (link.c). */
-			uint64_t held = dv_link_held_since(&c->link), now = dv_now(c), due_in = 0;
-			bool flushed = false;
-			if (held && now - held >= c->link.hold_ns) {
-				if (try_take(c)) {
-					flushed = dv_link_held_since(&c->link) != 0;
-					droce_ctx_poll(c->dctx, dv_now(c));
-					give_back(c);
-				}
-			} else if (held) {
-				due_in = held + c->link.hold_ns - now;
-			}
-			sleep_ns((long)dv_pace_driving(pace, away, flushed, due_in));
-			continue;
-		}
-		if (!try_take(c)) {
-			/* The application has it or wants it: get out of its way
-			 * (it may be waiting for this very CPU). */
-			sleep_ns(PACE_IDLE_NAP_NS);
-			continue;
-		}
-		bool recent = away < PACE_RECENT_NS;
-		dv_link_app_polling(&c->link, recent);
-		unsigned n = droce_ctx_poll(c->dctx, dv_now(c));
-		dv_link_app_polling(&c->link, false);
-		n += dv_scan_armed(c);
-		give_back(c);
-		uint64_t nap = dv_pace_stepped_in(pace, n, recent, dv_link_held_since(&c->link) != 0,
-						  c->link.hold_ns);
-		if (nap)
-			sleep_ns((long)nap);
-	}
+}
+
+void dv_progress_end(void)
+{
 	rte_thread_unregister();
+}
+
+static int post_srq(void *srq, struct droce_recv_wr *wr, struct droce_recv_wr **bad)
+{
+	return droce_post_srq_recv(srq, wr, bad);
+}
+
+int dv_post_srq_locked(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct dv_srq *s = (struct dv_srq *)ibsrq;
+	return dv_post_recv_locked(s->c, wr, bad, post_srq, s->dsrq);
+}
+
+static void *progress_main(void *arg)
+{
+	struct dv_context *c = arg;
+	c->be->run(c);
 	return NULL;
+}
+
+int dv_post_recv_locked(struct dv_context *c, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad,
+			int (*post)(void *obj, struct droce_recv_wr *wr, struct droce_recv_wr **bad),
+			void *obj)
+{
+	int r = 0;
+	dv_lock(c);
+	for (; wr; wr = wr->next) {
+		struct droce_recv_wr d = {.wr_id = wr->wr_id,
+					  .sg_list = (struct droce_sge *)wr->sg_list,
+					  .num_sge = wr->num_sge};
+		struct droce_recv_wr *dbad;
+		r = -post(obj, &d, &dbad);
+		if (r) {
+			*bad = wr;
+			break;
+		}
+	}
+	dv_unlock(c);
+	return r;
 }
 
 /* Split DROCE_EAL on blanks into @p v (pointers into @p buf). */
@@ -344,10 +286,9 @@ int dv_engine_open(struct dv_context *c)
 	cp.ip_version = 4;
 	memcpy(cp.ip, d->cfg.ip, 4);
 	memcpy(cp.mac, d->mac, 6);
-	/* The ACK hold serves the application's own polls, which comm-core
-	 * mode does not have: there the port's link as it is. */
-	cp.link = d->cfg.comm_core >= 0 ? droce_port_link(d->port)
-					: dv_link_init(&c->link, droce_port_link(d->port), DV_ACK_HOLD_NS);
+	cp.link = c->be->hold_acks
+			  ? dv_link_init(&c->link, droce_port_link(d->port), DV_ACK_HOLD_NS)
+			  : droce_port_link(d->port);
 	/* No seed: the context draws its keys from getrandom(2) (a TSC value
 	 * is guessable to within a few bits by anyone who knows the uptime). */
 	cp.max_mtu = (uint8_t)droce_mtu_of_bytes(d->roce_mtu);
@@ -357,20 +298,17 @@ int dv_engine_open(struct dv_context *c)
 	if (!c->dctx)
 		return errno ? errno : ENOMEM;
 	c->port = d->port;
-	c->comm_core = d->cfg.comm_core >= 0;
 	/* Pinned by its user (taskset, or DROCE_EAL -l): poll_cq need not
 	 * yield (cq.c). The progress thread inherits the opener's CPU. */
 	cpu_set_t mine;
 	CPU_ZERO(&mine);
 	c->app_pinned = !sched_getaffinity(0, sizeof(mine), &mine) && CPU_COUNT(&mine) == 1 &&
 			(d->cfg.lcore < 0 || CPU_ISSET(d->cfg.lcore, &mine));
-	if (c->comm_core) {
-		int e = dv_comm_open(c);
-		if (e) {
-			droce_ctx_destroy(c->dctx);
-			c->dctx = NULL;
-			return e;
-		}
+	int e = c->be->open(c);
+	if (e) {
+		droce_ctx_destroy(c->dctx);
+		c->dctx = NULL;
+		return e;
 	}
 	atomic_init(&c->lock, 0);
 	atomic_init(&c->want, 0);
@@ -378,20 +316,14 @@ int dv_engine_open(struct dv_context *c)
 	atomic_init(&c->n_qps, 0);
 	atomic_init(&c->app_tsc, 0);
 	if (pthread_create(&c->thread, NULL, progress_main, c)) {
-		if (c->comm)
-			dv_comm_close(c);
+		c->be->close(c);
 		droce_ctx_destroy(c->dctx);
 		c->dctx = NULL;
 		return EAGAIN;
 	}
 	c->have_thread = true;
-	if (d->stats) {
-		if (c->comm)
-			fprintf(stderr, "droce: droce0 open, progress: comm core %d (comm.h rings)\n",
-				d->cfg.comm_core);
-		else
-			fprintf(stderr, "droce: droce0 open, progress: in verbs calls + progress thread\n");
-	}
+	if (d->stats)
+		c->be->report(c, true);
 	return 0;
 }
 
@@ -418,11 +350,7 @@ static void print_drops(const struct dv_context *c)
 	fprintf(stderr, "droce: ACKs held for a request: %llu left with one, %llu alone (%llu polls held)\n",
 		(unsigned long long)c->link.piggybacked, (unsigned long long)c->link.expired,
 		(unsigned long long)c->link.held_polls);
-	if (!c->comm)
-		fprintf(stderr, "droce: progress thread: %llu looks while the application drove, "
-			"%llu polls while it was away (%llu found work)\n",
-			(unsigned long long)c->pace.looks, (unsigned long long)c->pace.polls,
-			(unsigned long long)c->pace.busy_polls);
+	c->be->report(c, false);
 }
 
 void dv_engine_close(struct dv_context *c)
@@ -437,8 +365,7 @@ void dv_engine_close(struct dv_context *c)
 	uint64_t end = dv_now(c) + CLOSE_FLUSH_NS;
 	while (droce_port_tx_pending(c->port) && dv_now(c) < end)
 		droce_ctx_poll(c->dctx, dv_now(c));
-	if (c->comm)
-		dv_comm_close(c);
+	c->be->close(c);
 	if (c->dev->stats)
 		print_drops(c);
 	droce_ctx_destroy(c->dctx);

@@ -101,23 +101,6 @@ int dv_config_parse(struct dv_config *c, const char *(*get)(const char *name),
 	return 0;
 }
 
-void dv_gid_from_ip(const uint8_t ip[4], union ibv_gid *gid)
-{
-	memset(gid, 0, sizeof(*gid));
-	gid->raw[10] = 0xff;
-	gid->raw[11] = 0xff;
-	memcpy(&gid->raw[12], ip, 4);
-}
-
-int dv_ip_from_gid(const union ibv_gid *gid, uint8_t ip[4])
-{
-	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-	if (memcmp(gid->raw, prefix, sizeof(prefix)))
-		return -EINVAL;
-	memcpy(ip, &gid->raw[12], 4);
-	return 0;
-}
-
 bool dv_eal_names_cores(int argc, char *const *argv)
 {
 	for (int i = 0; i < argc; i++) {

@@ -103,8 +103,7 @@ DV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 
 /* Flags droce implements, and the optional ones rdma-core lets a device
  * ignore (IBV_ACCESS_OPTIONAL_RANGE, e.g. relaxed ordering). */
-#define KNOWN_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
-		      IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND)
+#define KNOWN_ACCESS (DV_ACCESS_KNOWN | IBV_ACCESS_MW_BIND)
 
 static struct ibv_mr *reg(struct ibv_pd *pd, void *addr, size_t len, uint64_t iova, int access)
 {
@@ -133,15 +132,7 @@ static struct ibv_mr *reg(struct ibv_pd *pd, void *addr, size_t len, uint64_t io
 		errno = e;
 		return NULL;
 	}
-	unsigned da = 0;
-	if (a & IBV_ACCESS_LOCAL_WRITE)
-		da |= DROCE_ACCESS_LOCAL_WRITE;
-	if (a & IBV_ACCESS_REMOTE_WRITE)
-		da |= DROCE_ACCESS_REMOTE_WRITE;
-	if (a & IBV_ACCESS_REMOTE_READ)
-		da |= DROCE_ACCESS_REMOTE_READ;
-	if (a & IBV_ACCESS_REMOTE_ATOMIC)
-		da |= DROCE_ACCESS_REMOTE_ATOMIC;
+	unsigned da = dv_access_to_droce(a);
 	struct dv_context *c = dv_ctx(pd->context);
 	struct dv_mr *mr = calloc(1, sizeof(*mr));
 	if (!mr) {

@@ -9,7 +9,7 @@
  * over the lock and the CPUs. The window adapts: it starts at
  * PACE_ACTIVE_MIN_NS and doubles, up to PACE_ACTIVE_MAX_NS, each time the
  * progress thread steps in while the application is away and finds nothing
- * to do (a ping-pong whose replies all arrive inside poll_cq, link.c); it
+ * to do (a ping-pong whose replies all arrive inside poll_cq, ack_hold.c); it
  * drops back to the minimum as soon as stepping in finds work (a program
  * that waits on memory for a peer's WRITE, or one whose peer does not hold
  * its ACKs).
@@ -25,7 +25,7 @@
  * look finds the application driving, and starts again from the window
  * when a look finds it gone (the thread steps in) or finds ACKs it held
  * past their time; a look that sees ACKs held comes back when they are
- * due (link.c's hold, 4 us). The price is reaction time: an application
+ * due (ack_hold.c's hold, 4 us). The price is reaction time: an application
  * that stops calling after a long stretch of driving is noticed up to
  * PACE_DRIVE_NAP_MAX_NS later (the first WRITE of a bandwidth test, once;
  * a ping-pong reply that missed poll_cq, 0.02-0.09 % of ib_write_lat's

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * RC and UD queue pairs: create/modify/query/destroy with rdma-core's attribute
- * masks translated to droce's (IBTA 11.2.5.1 table 93 is enforced by
- * droce_modify_qp), and the post verbs the inline ibv_post_send() /
- * ibv_post_recv() of verbs.h reach through context->ops.
+ * masks translated to droce's (xlate.h; IBTA 11.2.5.1 table 93 is enforced
+ * by droce_modify_qp). The post verbs the inline ibv_post_send() /
+ * ibv_post_recv() of verbs.h reach through context->ops are the backend's
+ * (backend.h).
  *
  * Addressing (RoCEv2, IBTA A17.4): the AV's GRH carries the peer's GID,
  * which for droce is its IPv4-mapped address; the Ethernet next hop comes
@@ -11,72 +12,12 @@
  */
 #include "verbs/dv.h"
 
+#include "verbs/backend.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* SGE lists go to droce as they are: the two layouts are one. */
-_Static_assert(sizeof(struct ibv_sge) == sizeof(struct droce_sge), "sge size");
-_Static_assert(offsetof(struct ibv_sge, addr) == offsetof(struct droce_sge, addr), "sge addr");
-_Static_assert(offsetof(struct ibv_sge, length) == offsetof(struct droce_sge, length), "sge len");
-_Static_assert(offsetof(struct ibv_sge, lkey) == offsetof(struct droce_sge, lkey), "sge lkey");
-
-static int qps_to_droce(enum ibv_qp_state s, enum droce_qp_state *out)
-{
-	switch (s) {
-	case IBV_QPS_RESET: *out = DROCE_QPS_RESET; return 0;
-	case IBV_QPS_INIT: *out = DROCE_QPS_INIT; return 0;
-	case IBV_QPS_RTR: *out = DROCE_QPS_RTR; return 0;
-	case IBV_QPS_RTS: *out = DROCE_QPS_RTS; return 0;
-	case IBV_QPS_SQD: *out = DROCE_QPS_SQD; return 0;
-	case IBV_QPS_SQE: *out = DROCE_QPS_SQE; return 0;
-	case IBV_QPS_ERR: *out = DROCE_QPS_ERR; return 0;
-	default: return EINVAL;
-	}
-}
-
-static enum ibv_qp_state qps_from_droce(enum droce_qp_state s)
-{
-	switch (s) {
-	case DROCE_QPS_RESET: return IBV_QPS_RESET;
-	case DROCE_QPS_INIT: return IBV_QPS_INIT;
-	case DROCE_QPS_RTR: return IBV_QPS_RTR;
-	case DROCE_QPS_RTS: return IBV_QPS_RTS;
-	case DROCE_QPS_SQD: return IBV_QPS_SQD;
-	case DROCE_QPS_SQE: return IBV_QPS_SQE;
-	case DROCE_QPS_ERR: return IBV_QPS_ERR;
-	}
-	return IBV_QPS_UNKNOWN;
-}
-
-static unsigned access_to_droce(unsigned a)
-{
-	unsigned d = 0;
-	if (a & IBV_ACCESS_LOCAL_WRITE)
-		d |= DROCE_ACCESS_LOCAL_WRITE;
-	if (a & IBV_ACCESS_REMOTE_WRITE)
-		d |= DROCE_ACCESS_REMOTE_WRITE;
-	if (a & IBV_ACCESS_REMOTE_READ)
-		d |= DROCE_ACCESS_REMOTE_READ;
-	if (a & IBV_ACCESS_REMOTE_ATOMIC)
-		d |= DROCE_ACCESS_REMOTE_ATOMIC;
-	return d;
-}
-
-static unsigned access_from_droce(unsigned d)
-{
-	unsigned a = 0;
-	if (d & DROCE_ACCESS_LOCAL_WRITE)
-		a |= IBV_ACCESS_LOCAL_WRITE;
-	if (d & DROCE_ACCESS_REMOTE_WRITE)
-		a |= IBV_ACCESS_REMOTE_WRITE;
-	if (d & DROCE_ACCESS_REMOTE_READ)
-		a |= IBV_ACCESS_REMOTE_READ;
-	if (d & DROCE_ACCESS_REMOTE_ATOMIC)
-		a |= IBV_ACCESS_REMOTE_ATOMIC;
-	return a;
-}
 
 DV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 {
@@ -95,16 +36,9 @@ DV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 		return NULL;
 	}
 	struct dv_context *c = dv_ctx(pd->context);
-	if (c->comm && ia->qp_type == IBV_QPT_UD) {
-		/* A UD send WR names an ibv_ah, which comm.c's ring copy does not
-		 * translate to droce's address handle. */
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if (c->comm && (ia->cap.max_send_sge > DROCE_CHAN_MAX_SGE ||
-			ia->cap.max_recv_sge > DROCE_CHAN_MAX_SGE ||
-			ia->cap.max_inline_data > DV_COMM_MAX_INLINE)) {
-		errno = EINVAL; /* what a WR can carry through a comm-core ring */
+	int e = c->be->check_caps(&ia->cap);
+	if (e) {
+		errno = e;
 		return NULL;
 	}
 	struct dv_qp *qp = calloc(1, sizeof(*qp));
@@ -115,18 +49,16 @@ DV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 	struct droce_qp_init_attr d = {
 		.send_cq = ((struct dv_cq *)ia->send_cq)->dcq,
 		.recv_cq = ((struct dv_cq *)ia->recv_cq)->dcq,
-		.cap = {.max_send_wr = ia->cap.max_send_wr, .max_recv_wr = ia->cap.max_recv_wr,
-			.max_send_sge = ia->cap.max_send_sge, .max_recv_sge = ia->cap.max_recv_sge,
-			.max_inline_data = ia->cap.max_inline_data},
 		.sq_sig_all = ia->sq_sig_all,
 		.qp_type = ia->qp_type == IBV_QPT_UD ? DROCE_QPT_UD : DROCE_QPT_RC,
 		.pd = ((struct dv_pd *)pd)->dpd,
 		.srq = ia->srq ? ((struct dv_srq *)ia->srq)->dsrq : NULL,
 		.qp_context = qp, /* its async events name it (async.c) */
 	};
+	dv_caps_to_droce(&ia->cap, &d.cap);
 	dv_lock(c);
 	qp->dqp = droce_create_qp(c->dctx, &d);
-	int e = errno;
+	e = errno;
 	struct droce_qp_attr qa;
 	if (qp->dqp) {
 		droce_query_qp(qp->dqp, &qa, 0);
@@ -140,11 +72,7 @@ DV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 		return NULL;
 	}
 	/* rdma-core writes the capabilities granted back into the request. */
-	ia->cap.max_send_wr = qa.cap.max_send_wr;
-	ia->cap.max_recv_wr = qa.cap.max_recv_wr;
-	ia->cap.max_send_sge = qa.cap.max_send_sge;
-	ia->cap.max_recv_sge = qa.cap.max_recv_sge;
-	ia->cap.max_inline_data = qa.cap.max_inline_data;
+	dv_caps_from_droce(&qa.cap, &ia->cap);
 	qp->cap = ia->cap;
 	qp->sq_sig_all = ia->sq_sig_all;
 	qp->ud = ia->qp_type == IBV_QPT_UD;
@@ -188,18 +116,9 @@ DV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	struct dv_qp *qp = (struct dv_qp *)ibqp;
 	struct dv_context *c = qp->c;
 	dv_lock(c);
-	if (c->comm) {
-		/* Commands for this QP may still wait in a ring: let the comm
-		 * poll take them (we hold the context, so we run it) before the
-		 * droce QP goes. Bounded: other QPs' traffic keeps it busy; what
-		 * a full completion ring left behind, droce_comm_destroy_qp
-		 * drops (it would run against the freed QP). */
-		for (unsigned i = 0; i < 1000 && droce_comm_poll(c->comm, dv_now(c)); i++)
-			;
-	}
 	if (c->dev->stats)
 		print_stats(qp);
-	int r = c->comm ? droce_comm_destroy_qp(c->comm, qp->dqp) : droce_destroy_qp(qp->dqp);
+	int r = c->be->destroy_qp(qp);
 	if (!r) {
 		((struct dv_cq *)ibqp->send_cq)->users--;
 		((struct dv_cq *)ibqp->recv_cq)->users--;
@@ -227,49 +146,16 @@ DV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 		    IBV_QP_DEST_QPN | IBV_QP_QKEY | IGNORED_MASK)
 
 /* The AV of a GRH-routed RoCEv2 path; the MAC is resolved. Lock held. */
-int dv_av_to_droce(struct dv_context *c, const struct ibv_ah_attr *ah, struct droce_ah_attr *d)
+int dv_av_resolve(struct dv_context *c, const struct ibv_ah_attr *ah, struct droce_ah_attr *d)
 {
-	if (!ah->is_global || ah->grh.sgid_index != 0 || (ah->port_num && ah->port_num != 1))
-		return EINVAL;
-	uint8_t ip[4];
-	if (dv_ip_from_gid(&ah->grh.dgid, ip))
-		return EINVAL;
-	memset(d, 0, sizeof(*d));
-	d->ip_version = 4;
-	memcpy(d->dst_ip, ip, 4);
-	/* Traffic class is DSCP << 2 | ECN; 0 (what most programs pass) keeps
-	 * droce's RoCE DSCP so congestion marking still works. */
-	d->dscp = ah->grh.traffic_class ? ah->grh.traffic_class >> 2 : DROCE_DEFAULT_DSCP;
-	d->ttl = ah->grh.hop_limit ? ah->grh.hop_limit : DROCE_DEFAULT_TTL;
-	if (!memcmp(ip, c->dev->cfg.ip, 4)) {
+	int r = dv_av_to_droce(ah, d);
+	if (r)
+		return r;
+	if (!memcmp(d->dst_ip, c->dev->cfg.ip, 4)) {
 		memcpy(d->dst_mac, c->dev->mac, 6);
 		return 0;
 	}
-	return dv_resolve(c, ip, d->dst_mac);
-}
-
-static int mtu_to_droce(enum ibv_mtu m, enum droce_mtu *out)
-{
-	switch (m) {
-	case IBV_MTU_256: *out = DROCE_MTU_256; return 0;
-	case IBV_MTU_512: *out = DROCE_MTU_512; return 0;
-	case IBV_MTU_1024: *out = DROCE_MTU_1024; return 0;
-	case IBV_MTU_2048: *out = DROCE_MTU_2048; return 0;
-	case IBV_MTU_4096: *out = DROCE_MTU_4096; return 0;
-	}
-	return EINVAL;
-}
-
-static enum ibv_mtu mtu_from_droce(enum droce_mtu m)
-{
-	switch (m) {
-	case DROCE_MTU_256: return IBV_MTU_256;
-	case DROCE_MTU_512: return IBV_MTU_512;
-	case DROCE_MTU_1024: return IBV_MTU_1024;
-	case DROCE_MTU_2048: return IBV_MTU_2048;
-	case DROCE_MTU_4096: return IBV_MTU_4096;
-	}
-	return IBV_MTU_1024;
+	return dv_resolve(c, d->dst_ip, d->dst_mac);
 }
 
 DV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
@@ -286,15 +172,14 @@ DV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask
 	unsigned dm = 0;
 	int e;
 	if (m & IBV_QP_STATE) {
-		if ((e = qps_to_droce(a->qp_state, &d.qp_state)))
+		if ((e = dv_qps_to_droce(a->qp_state, &d.qp_state)))
 			return e;
 		dm |= DROCE_QP_STATE;
 	}
 	if (m & IBV_QP_ACCESS_FLAGS) {
-		if (a->qp_access_flags & ~(unsigned)(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-						     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC))
+		if (a->qp_access_flags & ~(unsigned)DV_ACCESS_KNOWN)
 			return EINVAL;
-		d.qp_access_flags = access_to_droce(a->qp_access_flags);
+		d.qp_access_flags = dv_access_to_droce(a->qp_access_flags);
 		dm |= DROCE_QP_ACCESS_FLAGS;
 	}
 	if (m & IBV_QP_PKEY_INDEX) {
@@ -306,7 +191,7 @@ DV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask
 	if ((m & IBV_QP_PORT) && a->port_num != 1)
 		return EINVAL;
 	if (m & IBV_QP_PATH_MTU) {
-		if ((e = mtu_to_droce(a->path_mtu, &d.path_mtu)))
+		if ((e = dv_mtu_to_droce(a->path_mtu, &d.path_mtu)))
 			return e;
 		if (droce_mtu_bytes(d.path_mtu) > c->dev->roce_mtu)
 			return EINVAL;
@@ -367,18 +252,18 @@ DV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask
 		for (enum ibv_mtu t = IBV_MTU_256; t <= IBV_MTU_4096; t++)
 			if ((128u << t) <= c->dev->roce_mtu)
 				pm = t;
-		mtu_to_droce(pm, &d.path_mtu);
+		dv_mtu_to_droce(pm, &d.path_mtu);
 		dm |= DROCE_QP_PATH_MTU;
 	}
 	dv_lock(c);
 	int r = 0;
 	if (m & IBV_QP_AV) {
-		r = dv_av_to_droce(c, &a->ah_attr, &d.ah_attr);
+		r = dv_av_resolve(c, &a->ah_attr, &d.ah_attr);
 		dm |= DROCE_QP_AV;
 	}
 	if (!r)
 		r = -droce_modify_qp(qp->dqp, &d, dm);
-	dv_poll_inline(c);
+	c->be->drive(c, false);
 	dv_unlock(c);
 	if (!r && (m & IBV_QP_STATE))
 		ibqp->state = a->qp_state;
@@ -401,20 +286,16 @@ DV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask,
 	if (r)
 		return -r;
 	memset(a, 0, sizeof(*a));
-	a->qp_state = qps_from_droce(d.qp_state);
+	a->qp_state = dv_qps_from_droce(d.qp_state);
 	a->cur_qp_state = a->qp_state;
-	a->path_mtu = mtu_from_droce(d.path_mtu);
+	a->path_mtu = dv_mtu_from_droce(d.path_mtu);
 	a->path_mig_state = IBV_MIG_MIGRATED;
 	a->rq_psn = d.rq_psn;
 	a->sq_psn = d.sq_psn;
 	a->dest_qp_num = d.dest_qp_num;
-	a->qp_access_flags = access_from_droce(d.qp_access_flags);
+	a->qp_access_flags = dv_access_from_droce(d.qp_access_flags);
 	a->cap = qp->cap;
-	a->ah_attr.is_global = 1;
-	a->ah_attr.port_num = 1;
-	a->ah_attr.grh.hop_limit = d.ah_attr.ttl;
-	a->ah_attr.grh.traffic_class = (uint8_t)(d.ah_attr.dscp << 2);
-	dv_gid_from_ip(d.ah_attr.dst_ip, &a->ah_attr.grh.dgid);
+	dv_av_from_droce(&d.ah_attr, &a->ah_attr);
 	a->pkey_index = 0;
 	a->timeout = d.timeout;
 	a->retry_cnt = d.retry_cnt;
@@ -433,110 +314,6 @@ DV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask,
 	ia->qp_type = ibqp->qp_type;
 	ia->sq_sig_all = qp->sq_sig_all;
 	return 0;
-}
-
-int dv_send_to_droce(const struct ibv_send_wr *w, struct droce_send_wr *d)
-{
-	memset(d, 0, sizeof(*d));
-	d->wr_id = w->wr_id;
-	d->sg_list = (struct droce_sge *)w->sg_list;
-	d->num_sge = w->num_sge;
-	d->imm_data = w->imm_data;
-	switch (w->opcode) {
-	case IBV_WR_RDMA_WRITE: d->opcode = DROCE_WR_RDMA_WRITE; break;
-	case IBV_WR_RDMA_WRITE_WITH_IMM: d->opcode = DROCE_WR_RDMA_WRITE_WITH_IMM; break;
-	case IBV_WR_SEND: d->opcode = DROCE_WR_SEND; break;
-	case IBV_WR_SEND_WITH_IMM: d->opcode = DROCE_WR_SEND_WITH_IMM; break;
-	case IBV_WR_RDMA_READ: d->opcode = DROCE_WR_RDMA_READ; break;
-	case IBV_WR_ATOMIC_CMP_AND_SWP: d->opcode = DROCE_WR_ATOMIC_CMP_AND_SWP; break;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD: d->opcode = DROCE_WR_ATOMIC_FETCH_AND_ADD; break;
-	default: return EINVAL; /* invalidate, MW bind, TSO, atomic write, flush */
-	}
-	if (w->send_flags & ~(unsigned)(IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
-					IBV_SEND_INLINE))
-		return EINVAL;
-	if (w->send_flags & IBV_SEND_FENCE)
-		d->send_flags |= DROCE_SEND_FENCE;
-	if (w->send_flags & IBV_SEND_SIGNALED)
-		d->send_flags |= DROCE_SEND_SIGNALED;
-	if (w->send_flags & IBV_SEND_SOLICITED)
-		d->send_flags |= DROCE_SEND_SOLICITED;
-	if (w->send_flags & IBV_SEND_INLINE)
-		d->send_flags |= DROCE_SEND_INLINE;
-	if (d->opcode == DROCE_WR_ATOMIC_CMP_AND_SWP || d->opcode == DROCE_WR_ATOMIC_FETCH_AND_ADD) {
-		d->wr.atomic.remote_addr = w->wr.atomic.remote_addr;
-		d->wr.atomic.compare_add = w->wr.atomic.compare_add;
-		d->wr.atomic.swap = w->wr.atomic.swap;
-		d->wr.atomic.rkey = w->wr.atomic.rkey;
-	} else {
-		d->wr.rdma.remote_addr = w->wr.rdma.remote_addr;
-		d->wr.rdma.rkey = w->wr.rdma.rkey;
-	}
-	return 0;
-}
-
-int dv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
-{
-	struct dv_qp *qp = (struct dv_qp *)ibqp;
-	struct dv_context *c = qp->c;
-	if (c->comm)
-		return dv_comm_post_send(qp, wr, bad);
-	int r = 0;
-	dv_lock(c);
-	for (; wr; wr = wr->next) {
-		struct droce_send_wr d;
-		struct droce_send_wr *dbad;
-		r = dv_send_to_droce(wr, &d);
-		if (!r && qp->ud) {
-			d.wr.ud.ah = wr->wr.ud.ah ? ((struct dv_ah *)wr->wr.ud.ah)->dah : NULL;
-			d.wr.ud.remote_qpn = wr->wr.ud.remote_qpn;
-			d.wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
-		}
-		if (!r)
-			r = -droce_post_send(qp->dqp, &d, &dbad);
-		if (r) {
-			*bad = wr;
-			break;
-		}
-	}
-	/* Hand the new work to the requester now rather than on the next poll. */
-	dv_poll_inline(c);
-	dv_unlock(c);
-	return r;
-}
-
-int dv_post_recv_each(struct dv_context *c, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad,
-		      int (*post)(void *obj, struct droce_recv_wr *wr, struct droce_recv_wr **bad),
-		      void *obj)
-{
-	int r = 0;
-	dv_lock(c);
-	for (; wr; wr = wr->next) {
-		struct droce_recv_wr d = {.wr_id = wr->wr_id,
-					  .sg_list = (struct droce_sge *)wr->sg_list,
-					  .num_sge = wr->num_sge};
-		struct droce_recv_wr *dbad;
-		r = -post(obj, &d, &dbad);
-		if (r) {
-			*bad = wr;
-			break;
-		}
-	}
-	dv_unlock(c);
-	return r;
-}
-
-static int post_qp(void *qp, struct droce_recv_wr *wr, struct droce_recv_wr **bad)
-{
-	return droce_post_recv(qp, wr, bad);
-}
-
-int dv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
-{
-	struct dv_qp *qp = (struct dv_qp *)ibqp;
-	if (qp->c->comm)
-		return dv_comm_post_recv(qp, wr, bad);
-	return dv_post_recv_each(qp->c, wr, bad, post_qp, qp->dqp);
 }
 
 /* No extended QP API: programs (perftest) fall back to ibv_post_send(). */

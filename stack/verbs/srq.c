@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Shared receive queues: ibv_create_srq (and ibv_create_srq_ex for basic
- * SRQs), modify (max_wr, srq_limit), query, destroy and post_srq_recv, over
- * droce's SRQ (stack/core/srq.c). A QP created with ia->srq takes its
+ * SRQs), modify (max_wr, srq_limit), query and destroy over droce's SRQ
+ * (stack/core/srq.c); post_srq_recv is the backend's (backend.h), in both
+ * execution models. A QP created with ia->srq takes its
  * receives from it (qp.c). Behaviour as rxe's: a QP on an empty SRQ answers
  * RNR NAK, the limit raises IBV_EVENT_SRQ_LIMIT_REACHED once (async.c), and
  * destroying an SRQ that QPs still use fails with EBUSY.
@@ -16,14 +17,11 @@
 static struct ibv_srq *srq_create(struct ibv_pd *pd, void *srq_context, struct ibv_srq_attr *a)
 {
 	struct dv_context *c = dv_ctx(pd->context);
+	/* Both models post an SRQ's receives under the context lock
+	 * (backend.h), not through a ring: the engine's SGE limit holds. */
 	if (a->max_wr == 0 || a->max_wr > DV_MAX_SRQ_WR || a->max_sge == 0 ||
-	    a->max_sge > (c->comm ? DROCE_CHAN_MAX_SGE : DV_MAX_SGE)) {
+	    a->max_sge > DV_MAX_SGE) {
 		errno = EINVAL;
-		return NULL;
-	}
-	if (c->comm) {
-		/* The comm-core rings carry a QP's receives, not an SRQ's. */
-		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	struct dv_srq *s = calloc(1, sizeof(*s));
@@ -138,15 +136,4 @@ DV_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 	pthread_mutex_destroy(&ibsrq->mutex);
 	free(s);
 	return 0;
-}
-
-static int post_srq(void *srq, struct droce_recv_wr *wr, struct droce_recv_wr **bad)
-{
-	return droce_post_srq_recv(srq, wr, bad);
-}
-
-int dv_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
-{
-	struct dv_srq *s = (struct dv_srq *)ibsrq;
-	return dv_post_recv_each(s->c, wr, bad, post_srq, s->dsrq);
 }

@@ -8,6 +8,13 @@
 #   wire < net                                  (links, ports, neighbours)
 #   cm, comm, telemetry, verbs, rdmacm          (above; never included below)
 #
+# Inside a folder, leaves: files that include none of their folder's other
+# files (beside the ones named), so that nothing there can reach back up:
+#
+#   verbs/xlate.{c,h}   the ibv <-> droce translations: <infiniband/verbs.h>
+#                       and droce's public headers only
+#   verbs/backend.h     the execution models' table: forward declarations only
+#
 # Usage: includes.sh STACK_DIR
 set -u
 stack=${1:?usage: includes.sh STACK_DIR}
@@ -46,6 +53,23 @@ for dir in "$stack"/*/; do
       *) echo "${file#"$stack"/}: includes $target/ (stack/$layer may include only: $ok)"; bad=1 ;;
     esac
   done < <(grep -rn --include='*.c' --include='*.h' -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[a-z_]+/' "$dir")
+done
+declare -A leaf=(
+  [verbs/xlate.h]=""
+  [verbs/xlate.c]="verbs/xlate.h"
+  [verbs/backend.h]=""
+)
+for f in "${!leaf[@]}"; do
+  [ -f "$stack/$f" ] || { echo "stack/$f: a leaf the table names is gone (mend $0)"; bad=1; continue; }
+  while IFS=: read -r n line; do
+    inc=$(sed -E 's/.*#[[:space:]]*include[[:space:]]*[<"]([^>"]+)[>"].*/\1/' <<<"$line")
+    case " ${leaf[$f]} " in *" $inc "*) continue ;; esac
+    case $inc in
+      droce/*|infiniband/verbs.h) ;;                 # the public headers
+      */*.h|rte_*) echo "stack/$f:$n: includes $inc (a leaf: of its folder only ${leaf[$f]:-nothing}," \
+                        "<infiniband/verbs.h> and <droce/*.h>)"; bad=1 ;;
+    esac
+  done < <(grep -n -E '^[[:space:]]*#[[:space:]]*include' "$stack/$f")
 done
 [ "$seen" -gt 0 ] || { echo "no includes found under $stack"; exit 1; }
 [ "$bad" -eq 0 ] || exit 1

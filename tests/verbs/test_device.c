@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "verbs/backend.h"
 #include "verbs/dv.h"
 
 /* A context as ibv_open_device makes it, as far as the queries look. */
@@ -24,6 +25,7 @@ static struct dv_context *fake_context(void)
 	assert_non_null(c);
 	c->dev = &dv_dev;
 	c->shared = c; /* the first open: its own engine (dv_ctx follows it) */
+	c->be = &dv_backend_thread;
 	dv_dev.roce_mtu = 4096;
 	c->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 	c->vctx.context.device = &dv_dev.ibdev;

@@ -3,7 +3,7 @@
  * DROCE_COMM_CORE=N: droce's comm-core model (include/droce/comm.h) under
  * the verbs. The progress thread, pinned to CPU N, is the only thread that
  * drives the context (droce_comm_poll); the application's post and poll
- * verbs never touch it: they go through the lock-free rings of a channel.
+ * verbs do not touch it (an SRQ's posts aside, below): they go through the lock-free rings of a channel.
  *
  * One channel per CQ: completions of a CQ arrive on its channel's ring, so
  * ibv_poll_cq(cq) reads exactly its own; a QP's sends are queued on the
@@ -22,6 +22,13 @@
  *    copied into a per-channel bounce slot, slot i of a ring as deep as the
  *    command ring: slot i is rewritten only by the command that needs ring
  *    room freed by command i, i.e. after the engine took it;
+ *  - UD sends name an ibv_ah: the WR carries its droce handle, and
+ *    destroy_ah goes through droce_comm_destroy_ah, which refuses a
+ *    command naming it that still waits in a ring;
+ *  - a shared receive queue is the context's, not a channel's: its
+ *    receives are posted under dv_lock(), which the comm core holds
+ *    while it polls, so an SRQ post waits at most one droce_comm_poll();
+ *    its completions still arrive on the QP's receive CQ's channel;
  *  - a destroyed CQ gives its channel back (droce_comm_unbind_cq) and the
  *    next CQ takes it, rings and bounce slots as they are: a context has at
  *    most DV_COMM_CHANNELS (1024) live CQs in this mode, and any number
@@ -32,10 +39,16 @@
 #include "verbs/dv.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_pause.h>
+
+#include "verbs/backend.h"
+
+/* Idle polls before the comm core naps. */
+#define COMM_IDLE_SPIN 1000u
 
 static void spin_lock(atomic_int *l)
 {
@@ -49,13 +62,43 @@ static void spin_unlock(atomic_int *l)
 	atomic_store_explicit(l, 0, memory_order_release);
 }
 
-int dv_comm_open(struct dv_context *c)
+/* The comm core drives the context alone. A core of its own: spin, but
+ * nap once nothing has happened for a while, so that a comm core that
+ * shares its CPU after all does not starve who it shares with. It holds
+ * dv_lock() while it polls: the control verbs (and SRQ posts) take turns
+ * with it. */
+static void comm_run(struct dv_context *c)
+{
+	dv_progress_begin(c, c->dev->cfg.comm_core);
+	unsigned idle = 0;
+	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
+		bool qps = atomic_load_explicit(&c->n_qps, memory_order_relaxed);
+		if (!dv_try_take(c)) {
+			dv_sleep_ns(PACE_IDLE_NAP_NS);
+			continue;
+		}
+		unsigned n = (qps ? droce_comm_poll(c->comm, dv_now(c))
+				  : droce_ctx_poll(c->dctx, dv_now(c))) + dv_scan_armed(c);
+		dv_give_back(c);
+		if (!qps) {
+			/* No QP yet: answer ARP now and then (backend_thread.c). */
+			dv_sleep_ns(1000000);
+			continue;
+		}
+		idle = n ? 0 : idle + 1;
+		if (idle >= COMM_IDLE_SPIN)
+			dv_sleep_ns(PACE_IDLE_NAP_NS);
+	}
+	dv_progress_end();
+}
+
+static int comm_open(struct dv_context *c)
 {
 	c->comm = droce_comm_create(c->dctx, DV_COMM_CHANNELS, DV_COMM_DEPTH);
 	return c->comm ? 0 : (errno ? errno : ENOMEM);
 }
 
-void dv_comm_close(struct dv_context *c)
+static void comm_close(struct dv_context *c)
 {
 	for (unsigned i = 0; i < c->n_chan; i++)
 		free(c->chan[i].bounce);
@@ -64,7 +107,31 @@ void dv_comm_close(struct dv_context *c)
 	c->comm = NULL;
 }
 
-int dv_comm_bind(struct dv_cq *cq)
+static void comm_report(const struct dv_context *c, bool opened)
+{
+	if (opened)
+		fprintf(stderr, "droce: droce0 open, progress: comm core %d (comm.h rings)\n",
+			c->dev->cfg.comm_core);
+}
+
+/* The application's verbs calls never poll: the comm core does. */
+static unsigned comm_drive(struct dv_context *c, bool app_polls)
+{
+	(void)c;
+	(void)app_polls;
+	return 0;
+}
+
+static int comm_check_caps(const struct ibv_qp_cap *cap)
+{
+	/* What a WR can carry through a comm-core ring. */
+	if (cap->max_send_sge > DROCE_CHAN_MAX_SGE || cap->max_recv_sge > DROCE_CHAN_MAX_SGE ||
+	    cap->max_inline_data > DV_COMM_MAX_INLINE)
+		return EINVAL;
+	return 0;
+}
+
+static int comm_cq_bind(struct dv_cq *cq)
 {
 	struct dv_context *c = cq->c;
 	unsigned i = 0;
@@ -92,7 +159,7 @@ int dv_comm_bind(struct dv_cq *cq)
 	return 0;
 }
 
-void dv_comm_unbind(struct dv_cq *cq)
+static void comm_cq_unbind(struct dv_cq *cq)
 {
 	struct dv_chan *ch = cq->cc;
 	droce_comm_unbind_cq(cq->c->comm, cq->dcq);
@@ -104,41 +171,44 @@ void dv_comm_unbind(struct dv_cq *cq)
 	cq->cc = NULL;
 }
 
-/* Ring entries of @p cq into its stash. Consumer lock held. */
-static unsigned pull(struct dv_cq *cq)
+static int comm_destroy_qp(struct dv_qp *qp)
 {
-	unsigned moved = 0;
-	while (cq->stash_n < cq->stash_cap) {
-		struct droce_wc d[32];
-		unsigned room = cq->stash_cap - cq->stash_n;
-		int r = droce_chan_poll_cq(cq->cc->ch, room < 32 ? (int)room : 32, d);
-		if (r <= 0)
-			break;
-		for (int i = 0; i < r; i++) {
-			unsigned slot = cq->stash_head + cq->stash_n;
-			if (slot >= cq->stash_cap)
-				slot -= cq->stash_cap;
-			dv_wc_convert(&d[i], &cq->stash[slot]);
-			cq->stash_n++;
-		}
-		moved += (unsigned)r;
-	}
-	cq->stash_in += moved;
-	return moved;
+	struct dv_context *c = qp->c;
+	/* Commands for this QP may still wait in a ring: let the comm poll
+	 * take them (we hold the context, so we run it) before the droce QP
+	 * goes. Bounded: other QPs' traffic keeps it busy; what a full
+	 * completion ring left behind, droce_comm_destroy_qp drops (it would
+	 * run against the freed QP). */
+	for (unsigned i = 0; i < 1000 && droce_comm_poll(c->comm, dv_now(c)); i++)
+		;
+	return droce_comm_destroy_qp(c->comm, qp->dqp);
 }
 
-unsigned dv_comm_pull(struct dv_cq *cq)
+static int comm_destroy_ah(struct dv_context *c, struct droce_ah *ah)
+{
+	return droce_comm_destroy_ah(c->comm, ah);
+}
+
+static int chan_source(void *ch, int n, struct droce_wc *wc)
+{
+	return droce_chan_poll_cq(ch, n, wc);
+}
+
+/* @p cq's ring into its stash (the consumer side's lock). */
+static unsigned comm_pull(struct dv_cq *cq)
 {
 	spin_lock(&cq->cc->clock);
-	unsigned moved = pull(cq);
+	unsigned moved = dv_stash_fill(cq, chan_source, cq->cc->ch);
 	spin_unlock(&cq->cc->clock);
 	return moved;
 }
 
-int dv_comm_poll_cq(struct dv_cq *cq, int n, struct ibv_wc *wc)
+static int comm_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
+	struct dv_cq *cq = (struct dv_cq *)ibcq;
+	if (n < 0 || (n && !wc))
+		return -EINVAL;
 	struct dv_chan *ch = cq->cc;
-	int got = 0;
 	if (cq->armed) {
 		/* Event mode: completions pass the arm check first (cq.c). The
 		 * flag is only read here; it changes under the context lock. */
@@ -147,12 +217,7 @@ int dv_comm_poll_cq(struct dv_cq *cq, int n, struct ibv_wc *wc)
 		dv_unlock(cq->c);
 	}
 	spin_lock(&ch->clock);
-	while (got < n && cq->stash_n) {
-		wc[got++] = cq->stash[cq->stash_head];
-		if (++cq->stash_head == cq->stash_cap)
-			cq->stash_head = 0;
-		cq->stash_n--;
-	}
+	int got = dv_stash_take(cq, n, wc);
 	while (got < n) {
 		struct droce_wc d[32];
 		int k = n - got < 32 ? n - got : 32;
@@ -167,8 +232,9 @@ int dv_comm_poll_cq(struct dv_cq *cq, int n, struct ibv_wc *wc)
 	}
 	bool yield = dv_poll_idle(cq, got);
 	spin_unlock(&ch->clock);
-	/* As dv_poll_cq: here the thread waited for is the comm core, which
-	 * shares the two CPUs with both processes' spinning applications. */
+	/* As the thread model's poll: here the thread waited for is the comm
+	 * core, which shares the two CPUs with both processes' spinning
+	 * applications. */
 	if (yield)
 		sched_yield();
 	return got;
@@ -181,14 +247,17 @@ static bool can_post(enum ibv_qp_state s)
 	return s == IBV_QPS_RTS || s == IBV_QPS_SQD || s == IBV_QPS_SQE || s == IBV_QPS_ERR;
 }
 
-int dv_comm_post_send(struct dv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+static int comm_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
+	struct dv_qp *qp = (struct dv_qp *)ibqp;
 	struct dv_chan *ch = ((struct dv_cq *)qp->ibqp.send_cq)->cc;
 	int r = 0;
 	spin_lock(&ch->plock);
 	for (; wr; wr = wr->next) {
 		struct droce_send_wr d;
-		r = dv_send_to_droce(wr, &d);
+		r = dv_send_to_droce(wr, qp->ud, &d);
+		if (!r && qp->ud)
+			d.wr.ud.ah = wr->wr.ud.ah ? ((struct dv_ah *)wr->wr.ud.ah)->dah : NULL;
 		if (!r && (!can_post(qp->ibqp.state) || wr->num_sge < 0 ||
 			   wr->num_sge > DROCE_CHAN_MAX_SGE ||
 			   (uint32_t)wr->num_sge > qp->cap.max_send_sge))
@@ -228,13 +297,16 @@ int dv_comm_post_send(struct dv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 	return r;
 }
 
-int dv_comm_post_recv(struct dv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+static int comm_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
+	struct dv_qp *qp = (struct dv_qp *)ibqp;
 	struct dv_chan *ch = ((struct dv_cq *)qp->ibqp.recv_cq)->cc;
 	int r = 0;
 	spin_lock(&ch->plock);
 	for (; wr; wr = wr->next) {
-		if (qp->ibqp.state == IBV_QPS_RESET || wr->num_sge < 0 ||
+		/* A QP on an SRQ has no receive queue of its own: EINVAL now,
+		 * as the thread model's droce_post_recv answers. */
+		if (qp->ibqp.state == IBV_QPS_RESET || qp->ibqp.srq || wr->num_sge < 0 ||
 		    wr->num_sge > DROCE_CHAN_MAX_SGE || (uint32_t)wr->num_sge > qp->cap.max_recv_sge) {
 			r = EINVAL;
 		} else {
@@ -253,3 +325,29 @@ int dv_comm_post_recv(struct dv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_
 	spin_unlock(&ch->plock);
 	return r;
 }
+
+const struct dv_backend dv_backend_comm = {
+	.name = "comm",
+	.max_sge = DROCE_CHAN_MAX_SGE,
+	/* The ACK hold serves the application's own polls, which this model
+	 * does not have: the port's link as it is. */
+	.hold_acks = false,
+	.open = comm_open,
+	.close = comm_close,
+	.run = comm_run,
+	.report = comm_report,
+	.drive = comm_drive,
+	.check_caps = comm_check_caps,
+	.cq_bind = comm_cq_bind,
+	.cq_unbind = comm_cq_unbind,
+	.destroy_qp = comm_destroy_qp,
+	.destroy_ah = comm_destroy_ah,
+	.post_send = comm_post_send,
+	.post_recv = comm_post_recv,
+	/* The file comment: an SRQ is the context's, so its WQEs are posted
+	 * under the context lock, as in the thread model; they reach any QP
+	 * on it, whatever channel that QP's CQs use. */
+	.post_srq_recv = dv_post_srq_locked,
+	.poll_cq = comm_poll_cq,
+	.pull = comm_pull,
+};
