@@ -377,7 +377,19 @@ unsigned droce_ctx_poll(struct droce_ctx *ctx, uint64_t now)
 		droce_ctx_timer_fold(ctx, qp);
 		if (r == DROCE_TX_BUSY) {
 			ctx->stats.tx_busy++;
-			break; /* the QP keeps its place at the head */
+			/* A QP the link refused before it sent anything keeps its
+			 * place at the head; one that filled the link had its turn
+			 * and goes to the back. Kept at the head, a bulk sender
+			 * would refill every slot the link frees, and the ACKs of
+			 * the QPs behind it (their peers' data delivered, 9.7.5.1)
+			 * would wait until its window closed: their peers' ACK
+			 * timers expire on a fabric that lost nothing. */
+			if (sent) {
+				ready_pop(ctx);
+				qp->tp.kick = false;
+				droce_qp_kick(qp);
+			}
+			break;
 		}
 		ready_pop(ctx);
 		qp->tp.kick = false; /* it had its turn; MORE puts it back */
