@@ -146,10 +146,9 @@ void droce_tp_timers(struct droce_qp *qp, uint64_t now)
 	 * frames, they do not lose them). A pause still going on moves the
 	 * deadline again at the next expiry. */
 	uint64_t paused = qp->ctx->link_paused_ns;
-	if (paused != t->paused0) {
+	if (paused > t->paused0) /* a link whose count went back gives no credit */
 		t->from += paused - t->paused0;
-		t->paused0 = paused;
-	}
+	t->paused0 = paused;
 	/* The timeout that holds now (more packets outstanding than at
 	 * arming, a pause since, a new RTT estimate), from the same start. */
 	uint64_t due = t->from + rto_now(qp, now);
