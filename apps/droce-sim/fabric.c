@@ -420,7 +420,12 @@ void fabric_event(struct sim *s, const struct event *e)
 	}
 	case EV_PAUSE: {
 		struct port *p = e->obj;
-		p->paused = e->arg != 0;
+		bool xoff = e->arg != 0;
+		if (xoff && !p->paused)
+			p->paused_since = s->now;
+		else if (!xoff && p->paused)
+			p->paused_ns += s->now - p->paused_since;
+		p->paused = xoff;
 		port_kick(s, p);
 		break;
 	}

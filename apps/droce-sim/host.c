@@ -95,10 +95,18 @@ static void sim_rx_release(void *link, struct droce_rx_frame *f, unsigned n)
 		pkt_free(h->sim, f[i].handle);
 }
 
+/* The NIC's time held by PFC: what the ACK timer leaves out (link.h). */
+static uint64_t sim_paused_ns(void *link, uint64_t now)
+{
+	const struct port *nic = &((struct host *)link)->node->ports[0];
+	return nic->paused_ns + (nic->paused ? now - nic->paused_since : 0);
+}
+
 static const struct droce_link_ops sim_link_ops = {
 	.tx = sim_tx,
 	.rx_burst = sim_rx_burst,
 	.rx_release = sim_rx_release,
+	.paused_ns = sim_paused_ns,
 };
 
 int hosts_create(struct sim *s)

@@ -111,6 +111,7 @@ struct port {
 	struct pkt *head, *tail;
 	uint64_t qbytes, qpkts;
 	bool busy, paused;
+	uint64_t paused_ns, paused_since; /* time paused before the current pause; its start */
 	bool down;                 /* the link is down: what it sends or carries is lost */
 	/* statistics */
 	uint64_t tx_bytes, tx_frames, busy_ns, max_q, drops, marks;

@@ -51,6 +51,9 @@ struct droce_ctx_params {
 	uint8_t max_mtu;          /**< enum droce_mtu (verbs.h): the largest path MTU the link
 				       carries (a port's roce_mtu); modify_qp refuses a larger
 				       one; 0 = 4096 */
+	uint64_t rto_high_ns;     /**< adaptive timeout while many packets are outstanding
+				       or the link was paused lately (docs/cc.md);
+				       0 = DROCE_DEFAULT_RTO_HIGH_NS */
 };
 
 /** ACK timeout of a QP (docs/cc.md). */

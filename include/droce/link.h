@@ -82,6 +82,15 @@ struct droce_link_ops {
 	 * @return as tx().
 	 */
 	int (*tx_fold)(void *link, const struct droce_tx_frame *f, uint32_t crc, uint64_t now);
+	/**
+	 * Optional (NULL: the link is never paused). The total time up to
+	 * @p now, in ns, for which the link's transmitter was held by a pause
+	 * from its peer (IEEE 802.1Qbb PFC on the RoCE priority, or 802.3x),
+	 * an ongoing pause counted up to @p now; never decreasing. A NIC
+	 * knows it: it obeys the XOFF frames (many count the pause time). The
+	 * adaptive ACK timeout does not count paused time (docs/cc.md).
+	 */
+	uint64_t (*paused_ns)(void *link, uint64_t now);
 };
 
 /** A link: its operations and its state. */

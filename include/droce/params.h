@@ -30,6 +30,11 @@
 #define DROCE_DEFAULT_RTO_MIN_NS 16000u
 /** Adaptive timeout before the first RTT sample (RFC 6298 2.1, datacenter scale). */
 #define DROCE_DEFAULT_RTO_INIT_NS 1000000u
+/** Adaptive timeout with more than DROCE_RTO_LOW_MAX_PKTS outstanding, or
+ * the link paused (PFC) within this time: IRN's RTO_high (docs/cc.md). */
+#define DROCE_DEFAULT_RTO_HIGH_NS 100000u
+/** The RFC 6298 timeout (IRN's RTO_low) only up to this many packets outstanding. */
+#define DROCE_RTO_LOW_MAX_PKTS 3u
 /** Window tuning's lower bound (the upper is DROCE_DEFAULT_WINDOW_BYTES). */
 #define DROCE_DEFAULT_WINDOW_MIN_BYTES (16u * 1024u)
 #define DROCE_DEFAULT_RETRY_CNT 7u

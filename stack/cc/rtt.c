@@ -2,6 +2,8 @@
 /* RTT estimation, adaptive ACK timeout, delivery rate (see rtt.h). */
 #include <string.h>
 
+#include <droce/params.h>
+
 #include "wire/psn.h"
 #include "cc/rtt.h"
 
@@ -79,6 +81,16 @@ uint64_t droce_rtt_timeout(const struct droce_rtt *r, bool adaptive, uint64_t fl
 	for (uint32_t i = 0; i < r->backoff && rto < ceiling; i++)
 		rto *= 2;
 	return rto < ceiling ? rto : ceiling;
+}
+
+uint64_t droce_rtt_timeout_irn(uint64_t rto, uint32_t outstanding, bool paused_lately,
+			       uint64_t high, uint64_t ceiling)
+{
+	if (outstanding <= DROCE_RTO_LOW_MAX_PKTS && !paused_lately)
+		return rto;
+	if (high > ceiling)
+		high = ceiling;
+	return rto > high ? rto : high;
 }
 
 void droce_rtt_on_delivered(struct droce_rtt *r, uint64_t bytes, uint64_t now)

@@ -86,6 +86,21 @@ void droce_rtt_sample(struct droce_rtt *r, uint64_t rtt);
 uint64_t droce_rtt_timeout(const struct droce_rtt *r, bool adaptive, uint64_t floor,
 			   uint64_t init, uint64_t ceiling);
 
+/**
+ * IRN's two timeouts (Mittal et al., SIGCOMM 2018, section 3.2): @p rto
+ * (droce_rtt_timeout's, IRN's RTO_low) only while at most
+ * DROCE_RTO_LOW_MAX_PKTS packets are @p outstanding and the link was not
+ * @p paused_lately (PFC); otherwise at least @p high, never above
+ * @p ceiling. With few packets outstanding a late ACK is most likely a
+ * lost tail, which nothing but the timer recovers; with many, a loss is
+ * most likely followed by packets the responder NAKs (9.7.5.2.1), and a
+ * late ACK is a queue or a pause: the timer need not be quick, and a quick
+ * one fires for nothing. A link paused lately says the fabric is holding
+ * frames, not losing them.
+ */
+uint64_t droce_rtt_timeout_irn(uint64_t rto, uint32_t outstanding, bool paused_lately,
+			       uint64_t high, uint64_t ceiling);
+
 /** @p bytes newly acknowledged at @p now (delivery rate). */
 void droce_rtt_on_delivered(struct droce_rtt *r, uint64_t bytes, uint64_t now);
 

@@ -43,6 +43,7 @@ void droce_ctx_params_init(struct droce_ctx_params *p)
 	p->window_bytes = DROCE_DEFAULT_WINDOW_BYTES;
 	p->timeout_mode = DROCE_DEFAULT_TIMEOUT_MODE;
 	p->rto_min_ns = DROCE_DEFAULT_RTO_MIN_NS;
+	p->rto_high_ns = DROCE_DEFAULT_RTO_HIGH_NS;
 	p->window_min_bytes = DROCE_DEFAULT_WINDOW_MIN_BYTES;
 	p->line_rate_gbps = 100;
 }
@@ -82,6 +83,8 @@ struct droce_ctx *droce_ctx_create(const struct droce_ctx_params *p)
 		ctx->p.timeout_mode = DROCE_DEFAULT_TIMEOUT_MODE;
 	if (!ctx->p.rto_min_ns)
 		ctx->p.rto_min_ns = DROCE_DEFAULT_RTO_MIN_NS;
+	if (!ctx->p.rto_high_ns)
+		ctx->p.rto_high_ns = DROCE_DEFAULT_RTO_HIGH_NS;
 	if (!ctx->p.window_min_bytes)
 		ctx->p.window_min_bytes = DROCE_DEFAULT_WINDOW_MIN_BYTES;
 	if (!(ctx->p.line_rate_gbps > 0))
@@ -342,6 +345,12 @@ static void run_timers(struct droce_ctx *ctx, uint64_t now)
 unsigned droce_ctx_poll(struct droce_ctx *ctx, uint64_t now)
 {
 	const struct droce_link_ops *ops = ctx->link.ops;
+	if (ops->paused_ns) { /* the ACK timers' pause credit (transport/timer.c) */
+		uint64_t p = ops->paused_ns(ctx->link.priv, now);
+		if (p != ctx->link_paused_ns)
+			ctx->link_paused_at = now;
+		ctx->link_paused_ns = p;
+	}
 	unsigned nrx = ops->rx_burst(ctx->link.priv, ctx->rxf, ctx->p.burst, now);
 
 	/* A QP's deadline is folded once per run of its frames in the burst,
@@ -377,7 +386,19 @@ unsigned droce_ctx_poll(struct droce_ctx *ctx, uint64_t now)
 		droce_ctx_timer_fold(ctx, qp);
 		if (r == DROCE_TX_BUSY) {
 			ctx->stats.tx_busy++;
-			break; /* the QP keeps its place at the head */
+			/* A QP the link refused before it sent anything keeps its
+			 * place at the head; one that filled the link had its turn
+			 * and goes to the back. Kept at the head, a bulk sender
+			 * would refill every slot the link frees, and the ACKs of
+			 * the QPs behind it (their peers' data delivered, 9.7.5.1)
+			 * would wait until its window closed: their peers' ACK
+			 * timers expire on a fabric that lost nothing. */
+			if (sent) {
+				ready_pop(ctx);
+				qp->tp.kick = false;
+				droce_qp_kick(qp);
+			}
+			break;
 		}
 		ready_pop(ctx);
 		qp->tp.kick = false; /* it had its turn; MORE puts it back */

@@ -34,6 +34,8 @@ struct droce_srq;
 struct droce_ctx {
 	struct droce_ctx_params p;
 	struct droce_link link;
+	uint64_t link_paused_ns;      /* the link's paused_ns() at this poll (0: no such op) */
+	uint64_t link_paused_at;      /* the last poll that found it paused, or 0 */
 	const struct droce_cc_algo *cc;
 	uint64_t rng;                 /* xorshift64*: spread only (UDP ports, MR slot start) */
 	uint64_t key_secret[2];       /* the key permutation's secret (core/rand.c) */

@@ -65,6 +65,9 @@ struct droce_tp_timer {
 	bool resend_pending;      /* rewound, the first resent packet has not left yet:
 				     the first expiry then counts no retry */
 	uint64_t at;              /* ACK or RNR deadline; 0 in IDLE */
+	uint64_t from;            /* when the ACK timer last ran from (shifted by pauses) */
+	uint64_t paused0;         /* the link's paused time when the ACK timer last ran
+				     from (timer.c: paused time does not count) */
 	uint64_t pace_at;         /* 0 = no pacing wait */
 };
 

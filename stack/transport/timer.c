@@ -19,6 +19,11 @@
  * died: its ring stays full, every transmission is -ENOBUFS) stayed in RTS
  * with its work outstanding for ever instead of completing RETRY_EXC_ERR.
  *
+ * The adaptive timeout (docs/cc.md) leaves out the time the link spent
+ * paused by PFC, and is IRN's RTO_low only with few packets outstanding
+ * and no pause lately, RTO_high otherwise (cc/rtt.h): both are looked at
+ * again when the timer expires, as the timer runs from `from`.
+ *
  * Pacing (`pace_at`) is the congestion controller's gate on the next send,
  * kept here so the QP has a single deadline for core/ to watch.
  */
@@ -39,10 +44,25 @@ uint64_t droce_tp_rto(const struct droce_qp *qp)
 	return rto_of(qp);
 }
 
+/* The timeout that holds at @p now: the adaptive one raised to RTO_high
+ * with many packets outstanding or the link paused within RTO_high. */
+static uint64_t rto_now(const struct droce_qp *qp, uint64_t now)
+{
+	uint64_t rto = rto_of(qp);
+	uint8_t m = qp->timeout_mode ? qp->timeout_mode : qp->ctx->p.timeout_mode;
+	if (!rto || m != DROCE_TIMEOUT_ADAPTIVE)
+		return rto;
+	const struct droce_ctx *ctx = qp->ctx;
+	uint64_t high = ctx->p.rto_high_ns;
+	bool paused = ctx->link_paused_at && now - ctx->link_paused_at < high;
+	uint32_t out = (uint32_t)droce_psn_diff(qp->tp.snd_max, qp->tp.una_psn);
+	return droce_rtt_timeout_irn(rto, out, paused, high, qp->timeout_ns);
+}
+
 static void arm_ack(struct droce_qp *qp, uint64_t now)
 {
 	struct droce_tp_timer *t = &qp->tp.tmr;
-	uint64_t rto = rto_of(qp);
+	uint64_t rto = rto_now(qp, now);
 	if (!rto) {
 		t->state = DROCE_TMR_IDLE;
 		t->at = 0;
@@ -50,6 +70,8 @@ static void arm_ack(struct droce_qp *qp, uint64_t now)
 	}
 	t->state = DROCE_TMR_ACK;
 	t->at = now + rto;
+	t->from = now;
+	t->paused0 = qp->ctx->link_paused_ns;
 }
 
 void droce_tmr_arm_ack(struct droce_qp *qp, uint64_t now)
@@ -116,6 +138,22 @@ void droce_tp_timers(struct droce_qp *qp, uint64_t now)
 	if (qp->tp.una_psn == qp->tp.snd_max) { /* nothing outstanding */
 		t->state = DROCE_TMR_IDLE;
 		t->at = 0;
+		return;
+	}
+	/* Time the link spent paused since the timer ran from does not
+	 * count: a packet held in a paused transmitter, or behind one, has
+	 * not had the time the timeout allows it (802.1Qbb pauses hold
+	 * frames, they do not lose them). A pause still going on moves the
+	 * deadline again at the next expiry. */
+	uint64_t paused = qp->ctx->link_paused_ns;
+	if (paused > t->paused0) /* a link whose count went back gives no credit */
+		t->from += paused - t->paused0;
+	t->paused0 = paused;
+	/* The timeout that holds now (more packets outstanding than at
+	 * arming, a pause since, a new RTT estimate), from the same start. */
+	uint64_t due = t->from + rto_now(qp, now);
+	if (now < due) {
+		t->at = due;
 		return;
 	}
 	if (t->resend_pending && !t->held) {

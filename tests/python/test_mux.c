@@ -68,8 +68,8 @@ static void f_release(void *l, struct droce_rx_frame *f, unsigned n)
 	k->released += n;
 }
 
-static const struct droce_link_ops fold_ops = {f_tx, f_flush, f_rx, f_release, f_fold};
-static const struct droce_link_ops plain_ops = {f_tx, f_flush, f_rx, f_release, NULL};
+static const struct droce_link_ops fold_ops = {f_tx, f_flush, f_rx, f_release, f_fold, NULL};
+static const struct droce_link_ops plain_ops = {f_tx, f_flush, f_rx, f_release, NULL, NULL};
 
 static const uint8_t mac_a[6] = {2, 0, 0, 0, 0, 0xa}, mac_b[6] = {2, 0, 0, 0, 0, 0xb},
 		     mac_x[6] = {2, 0, 0, 0, 0, 0xc}, bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include <droce/params.h>
 #include "cc/rtt.h"
 
 static void test_rfc6298(void **state)
@@ -92,6 +93,24 @@ static void test_bdp(void **state)
 	assert_true(bdp > 120000 && bdp < 130000); /* 12.5 * 10000 */
 }
 
+/* IRN's RTO_low only with few packets outstanding and no pause lately. */
+static void test_irn_two_timeouts(void **state)
+{
+	(void)state;
+	const uint64_t ceil = 67108864;
+	/* few outstanding, no pause: the RFC 6298 value as it is */
+	assert_int_equal(droce_rtt_timeout_irn(30000, 1, false, 100000, ceil), 30000);
+	assert_int_equal(droce_rtt_timeout_irn(30000, DROCE_RTO_LOW_MAX_PKTS, false, 100000, ceil),
+			 30000);
+	/* one more outstanding, or a pause: RTO_high */
+	assert_int_equal(droce_rtt_timeout_irn(30000, DROCE_RTO_LOW_MAX_PKTS + 1, false, 100000, ceil),
+			 100000);
+	assert_int_equal(droce_rtt_timeout_irn(30000, 1, true, 100000, ceil), 100000);
+	/* never below the RFC value (backed off past RTO_high), never above the ceiling */
+	assert_int_equal(droce_rtt_timeout_irn(240000, 16, false, 100000, ceil), 240000);
+	assert_int_equal(droce_rtt_timeout_irn(30000, 16, true, 100000, 50000), 50000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest t[] = {
@@ -99,6 +118,7 @@ int main(void)
 		cmocka_unit_test(test_timeout_bounds),
 		cmocka_unit_test(test_ring_and_karn),
 		cmocka_unit_test(test_bdp),
+		cmocka_unit_test(test_irn_two_timeouts),
 	};
 	return cmocka_run_group_tests(t, NULL, NULL);
 }

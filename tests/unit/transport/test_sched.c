@@ -4,7 +4,9 @@
  *   - item 1: a QP serving a stream of READ responses still sends its own
  *     requests (requester and responder share the link fairly, as rxe runs
  *     them as independent tasks), and an ACK timeout never counts a retry for
- *     a retransmission that never left;
+ *     a retransmission that never left; and a QP that filled the link goes
+ *     to the back of the ready list, so another QP's ACK is not held behind
+ *     a bulk stream;
  *   - item 2: one timer per QP: during an RNR wait the ACK timer does not
  *     run, so an RNR NAK followed by a PSN-sequence NAK for the same PSN (rxe's
  *     answer to SEND P, P+1 with no receive WQE) waits the RNR time and
@@ -93,6 +95,51 @@ static void test_requester_not_starved_by_read_responses(void **state)
 	unsigned copies = rec_psn_count(&p, 0, B_TO_A, bpsn);
 	assert_true(copies >= 2);
 	assert_true(st.retrans_timeout <= copies - 1);
+	pair_fini(&p);
+}
+
+/* A's one QP streams a WRITE to B over a link that holds 8 frames; B's
+ * WRITE to A on a second connection needs A's ACK. A QP that filled the
+ * link goes to the back of the ready list, so A's ACK leaves between its
+ * own bulk frames, not after the whole stream: kept at the head, the bulk
+ * QP took every slot the link freed and B's ACK timer ran out on a link
+ * that lost nothing. */
+static void test_ack_not_held_behind_bulk_sender(void **state)
+{
+	struct pair p;
+	struct conn bulk, back;
+	struct conn_opts o;
+	struct pair_opts po = {{0, 0}, {NULL, NULL}, 8, 4, NULL};
+	pair_init(&p, &po);
+	conn_opts_default(&o);
+	pair_connect(&p, &bulk, &o);
+	pair_connect(&p, &back, &o);
+	const uint32_t big = 256 * 1024; /* 256 packets at MTU 1024, inside the window */
+	struct droce_mr *amr = pair_mr(&p, SIDE_A, big, o.access, 0x11);
+	struct droce_mr *bmr = pair_mr(&p, SIDE_B, big, o.access, 0x22);
+	uint64_t aaddr = (uint64_t)(uintptr_t)amr->addr, baddr = (uint64_t)(uintptr_t)bmr->addr;
+
+	/* B's short WRITE is out first; A's stream starts in the same poll */
+	assert_int_equal(post_rdma(back.qp[SIDE_B], DROCE_WR_RDMA_WRITE, 2, bmr, 0, 1024, aaddr,
+				   amr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	assert_int_equal(post_rdma(bulk.qp[SIDE_A], DROCE_WR_RDMA_WRITE, 1, amr, 0, big, baddr,
+				   bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	struct droce_wc wc;
+	assert_int_equal(pair_wait(&p, bulk.scq[SIDE_A], 1, &wc, 100 * MS), 1);
+	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+	assert_int_equal(pair_wait(&p, back.scq[SIDE_B], 1, &wc, 100 * MS), 1);
+	assert_int_equal(wc.status, DROCE_WC_SUCCESS);
+
+	int ack = rec_find(&p, 0, A_TO_B, DROCE_OP_RC_ACKNOWLEDGE);
+	int last = rec_find(&p, 0, A_TO_B, DROCE_OP_RC_RDMA_WRITE_LAST);
+	assert_true(ack >= 0 && last >= 0);
+	unsigned before = 0;
+	for (int i = 0; i < ack; i++)
+		before += p.rec[i].dir == A_TO_B;
+	/* a few polls' worth of A's frames at most, not the 256 of the stream */
+	if (ack > last || before > 64)
+		fail_msg("A's ACK left after %u of its %u bulk frames", before, 256);
+	assert_int_equal(qp_stats(back.qp[SIDE_B]).retrans_timeout, 0);
 	pair_fini(&p);
 }
 
@@ -226,6 +273,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_requester_not_starved_by_read_responses),
+		cmocka_unit_test(test_ack_not_held_behind_bulk_sender),
 		cmocka_unit_test(test_rnr_wait_stops_ack_timer),
 		cmocka_unit_test(test_err_inside_execute_stops_it),
 		cmocka_unit_test(test_err_resets_like_reset),
