@@ -6,6 +6,7 @@
 #   base                                        (header-only, no dependency: below all)
 #   wire < cc < model < transport < core      (the engine, data flows one way)
 #   wire < net                                  (links, ports, neighbours)
+#   poll                                        (a loop's accounting and idle policy: public API only)
 #   cm, comm, telemetry, verbs, rdmacm          (above; never included below)
 #
 # Usage: includes.sh STACK_DIR
@@ -20,6 +21,7 @@ declare -A allowed=(
   [transport]="wire cc model transport"
   [core]="wire cc model transport core"
   [cm]="wire cc model cm"
+  [poll]="poll"
   [comm]="wire comm"
   [net]="wire net"
   [telemetry]="wire net telemetry"
