@@ -49,6 +49,6 @@
 /** ... then sleep, starting at this and doubling ... */
 #define DROCE_DEFAULT_IDLE_SLEEP_MIN_NS 10000u
 /** ... up to this (also the longest a frame waits for a backed-off loop). */
-#define DROCE_DEFAULT_IDLE_SLEEP_MAX_NS 500000u
+#define DROCE_DEFAULT_IDLE_SLEEP_MAX_NS 2000000u
 
 #endif
