@@ -163,7 +163,9 @@ void droce_poller_step(struct droce_poller *p, uint64_t now, unsigned work, uint
 
 void droce_poller_wake(struct droce_poller *p)
 {
-	if (!p)
+	/* conf never changes after create: a busy loop never sleeps, and its
+	 * wakers pay one compare. */
+	if (!p || p->conf.idle == DROCE_IDLE_BUSY)
 		return;
 	atomic_fetch_add(&p->kicks, 1);
 	if (atomic_load(&p->asleep)) {

@@ -225,6 +225,7 @@ int dv_comm_post_send(struct dv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 		ch->produced++;
 	}
 	spin_unlock(&ch->plock);
+	droce_poller_wake(qp->c->poller); /* DROCE_IDLE=adaptive: end a sleeping comm core's nap */
 	return r;
 }
 
@@ -251,5 +252,6 @@ int dv_comm_post_recv(struct dv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_
 		ch->produced++;
 	}
 	spin_unlock(&ch->plock);
+	droce_poller_wake(qp->c->poller);
 	return r;
 }

@@ -24,6 +24,7 @@
 
 #include "net/port/eal.h"
 #include "net/port/port.h"
+#include "telemetry/telemetry.h"
 #include "verbs/pace.h"
 
 /* DROCE_COMM_CORE: idle polls before the comm core naps too. */
@@ -80,11 +81,21 @@ void dv_app_sleeps(struct dv_context *c)
 	atomic_store_explicit(&c->app_tsc, c->tsc0, memory_order_relaxed);
 }
 
+/* A poll made by a verbs call, lock held: the loop's accounting (deadline
+ * 0: never a sleep in the application's thread) and telemetry. */
+static unsigned app_polled(struct dv_context *c, uint64_t now, unsigned n)
+{
+	droce_poller_step(c->poller, now, n, 0);
+	droce_telemetry_publish(c->tel, now);
+	return n;
+}
+
 unsigned dv_poll_inline(struct dv_context *c)
 {
 	if (c->comm_core)
 		return 0;
-	return droce_ctx_poll(c->dctx, dv_now(c));
+	uint64_t now = dv_now(c);
+	return app_polled(c, now, droce_ctx_poll(c->dctx, now));
 }
 
 unsigned dv_poll_app(struct dv_context *c)
@@ -92,9 +103,10 @@ unsigned dv_poll_app(struct dv_context *c)
 	if (c->comm_core)
 		return 0;
 	dv_link_app_polling(&c->link, true);
-	unsigned n = droce_ctx_poll(c->dctx, dv_now(c));
+	uint64_t now = dv_now(c);
+	unsigned n = droce_ctx_poll(c->dctx, now);
 	dv_link_app_polling(&c->link, false);
-	return n;
+	return app_polled(c, now, n);
 }
 
 static void sleep_ns(long ns)
@@ -153,20 +165,29 @@ static void give_back(struct dv_context *c)
 static void comm_core_loop(struct dv_context *c)
 {
 	unsigned idle = 0;
+	bool adaptive = c->dev->cfg.idle == DROCE_IDLE_ADAPTIVE;
 	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
 		bool qps = atomic_load_explicit(&c->n_qps, memory_order_relaxed);
 		if (!try_take(c)) {
 			sleep_ns(PACE_IDLE_NAP_NS);
 			continue;
 		}
-		unsigned n = (qps ? droce_comm_poll(c->comm, dv_now(c))
-				  : droce_ctx_poll(c->dctx, dv_now(c))) + dv_scan_armed(c);
+		uint64_t now = dv_now(c);
+		unsigned n = (qps ? droce_comm_poll(c->comm, now) : droce_ctx_poll(c->dctx, now)) +
+			     dv_scan_armed(c);
+		droce_telemetry_publish(c->tel, now);
+		uint64_t deadline = droce_ctx_next_deadline(c->dctx);
 		give_back(c);
 		if (!qps) {
 			/* No QP yet: answer ARP now and then (progress_main). */
 			sleep_ns(1000000);
 			continue;
 		}
+		/* Out of the lock: DROCE_IDLE=adaptive sleeps here, until the
+		 * next timer or a post through the rings (comm.c wakes it). */
+		droce_poller_step(c->poller, now, n, deadline);
+		if (adaptive)
+			continue;
 		idle = n ? 0 : idle + 1;
 		if (idle >= COMM_IDLE_SPIN)
 			sleep_ns(PACE_IDLE_NAP_NS);
@@ -238,12 +259,23 @@ static void *progress_main(void *arg)
 		}
 		bool recent = away < PACE_RECENT_NS;
 		dv_link_app_polling(&c->link, recent);
-		unsigned n = droce_ctx_poll(c->dctx, dv_now(c));
+		uint64_t now = dv_now(c);
+		unsigned n = droce_ctx_poll(c->dctx, now);
 		dv_link_app_polling(&c->link, false);
 		n += dv_scan_armed(c);
+		droce_telemetry_publish(c->tel, now);
+		uint64_t deadline = droce_ctx_next_deadline(c->dctx);
 		give_back(c);
-		uint64_t nap = dv_pace_stepped_in(pace, n, recent, dv_link_held_since(&c->link) != 0,
-						  c->link.hold_ns);
+		bool held = dv_link_held_since(&c->link) != 0;
+		uint64_t nap = dv_pace_stepped_in(pace, n, recent, held, c->link.hold_ns);
+		/* DROCE_IDLE=adaptive: an idle poll with no ACK held backs off
+		 * by the poller (longer sleeps, bounded by the next timer)
+		 * instead of the pace's short nap; else accounting only. */
+		if (c->dev->cfg.idle == DROCE_IDLE_ADAPTIVE && !n && !held) {
+			droce_poller_step(c->poller, now, 0, deadline);
+			continue;
+		}
+		droce_poller_step(c->poller, now, n, 0);
 		if (nap)
 			sleep_ns((long)nap);
 	}
@@ -358,6 +390,19 @@ int dv_engine_open(struct dv_context *c)
 		return errno ? errno : ENOMEM;
 	c->port = d->port;
 	c->comm_core = d->cfg.comm_core >= 0;
+	struct droce_poller_conf plc;
+	droce_poller_conf_init(&plc);
+	plc.idle = d->cfg.idle;
+	c->poller = droce_poller_create(&plc);
+	if (!c->poller) {
+		int e = errno ? errno : ENOMEM;
+		droce_ctx_destroy(c->dctx);
+		c->dctx = NULL;
+		return e;
+	}
+	/* dpdk-telemetry.py -f PREFIX reads /droce/ctx etc. while it runs. */
+	c->tel = droce_telemetry_open(c->dctx, c->port, "droce0");
+	droce_telemetry_set_poller(c->tel, c->poller);
 	/* Pinned by its user (taskset, or DROCE_EAL -l): poll_cq need not
 	 * yield (cq.c). The progress thread inherits the opener's CPU. */
 	cpu_set_t mine;
@@ -367,6 +412,10 @@ int dv_engine_open(struct dv_context *c)
 	if (c->comm_core) {
 		int e = dv_comm_open(c);
 		if (e) {
+			droce_telemetry_close(c->tel);
+			c->tel = NULL;
+			droce_poller_destroy(c->poller);
+			c->poller = NULL;
 			droce_ctx_destroy(c->dctx);
 			c->dctx = NULL;
 			return e;
@@ -380,6 +429,10 @@ int dv_engine_open(struct dv_context *c)
 	if (pthread_create(&c->thread, NULL, progress_main, c)) {
 		if (c->comm)
 			dv_comm_close(c);
+		droce_telemetry_close(c->tel);
+		c->tel = NULL;
+		droce_poller_destroy(c->poller);
+		c->poller = NULL;
 		droce_ctx_destroy(c->dctx);
 		c->dctx = NULL;
 		return EAGAIN;
@@ -418,6 +471,16 @@ static void print_drops(const struct dv_context *c)
 	fprintf(stderr, "droce: ACKs held for a request: %llu left with one, %llu alone (%llu polls held)\n",
 		(unsigned long long)c->link.piggybacked, (unsigned long long)c->link.expired,
 		(unsigned long long)c->link.held_polls);
+	struct droce_poller_stats l;
+	if (!droce_poller_get_stats(c->poller, &l)) {
+		uint64_t all = l.busy_ns + l.idle_ns;
+		fprintf(stderr, "droce: poll loop: idle %s, busy %.1f%% (%.3f s busy, %.3f s idle; "
+			"%llu busy, %llu empty polls), %llu sleeps (%llu woken early)\n",
+			droce_idle_mode_name(l.idle), all ? 100.0 * (double)l.busy_ns / (double)all : 0.0,
+			(double)l.busy_ns / 1e9, (double)l.idle_ns / 1e9, (unsigned long long)l.busy_polls,
+			(unsigned long long)l.idle_polls, (unsigned long long)l.sleeps,
+			(unsigned long long)l.woken);
+	}
 	if (!c->comm)
 		fprintf(stderr, "droce: progress thread: %llu looks while the application drove, "
 			"%llu polls while it was away (%llu found work)\n",
@@ -441,8 +504,12 @@ void dv_engine_close(struct dv_context *c)
 		dv_comm_close(c);
 	if (c->dev->stats)
 		print_drops(c);
+	droce_telemetry_close(c->tel);
+	c->tel = NULL;
 	droce_ctx_destroy(c->dctx);
 	c->dctx = NULL;
+	droce_poller_destroy(c->poller);
+	c->poller = NULL;
 	rte_delay_us_sleep(CLOSE_LINGER_US);
 }
 

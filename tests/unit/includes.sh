@@ -25,7 +25,7 @@ declare -A allowed=(
   [comm]="wire comm"
   [net]="wire net"
   [telemetry]="wire net telemetry"
-  [verbs]="wire net cm comm verbs"
+  [verbs]="wire net cm comm telemetry verbs"
   [rdmacm]="wire net cm verbs rdmacm"
 )
 bad=0
