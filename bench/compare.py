@@ -421,6 +421,29 @@ def interop_measure(g, a):
     return 0 if not g.log else 1
 
 
+def finish(r, a, out, begin, end, title):
+    """Print a section (its failures' logs last) and, unless --no-write,
+    put it between its markers in docs/benchmarks.md (a new section @title
+    at the end the first time). @return the exit code."""
+    for l in r.log:
+        out.append("")
+        out.append("```\n%s\n```" % l)
+    text = "\n".join(out)
+    print(text)
+    if not a.no_write:
+        path = os.path.join(ROOT, "docs/benchmarks.md")
+        doc = open(path).read() if os.path.exists(path) else "# droce benchmarks\n"
+        block = "%s\n%s\n%s" % (begin, text, end)
+        if begin in doc and end in doc:
+            doc = doc[:doc.index(begin)] + block + doc[doc.index(end) + len(end):]
+        else:
+            doc = doc.rstrip("\n") + "\n\n## %s\n\n" % title + block + "\n"
+        with open(path, "w") as f:
+            f.write(doc)
+    shutil.rmtree(r.tmp, ignore_errors=True)
+    return 0 if not r.log else 1
+
+
 def proc_ticks(pid):
     """utime + stime of @pid (all its threads), in clock ticks."""
     with open("/proc/%d/stat" % pid) as f:
@@ -440,8 +463,15 @@ def idle_cpu(r, mode, window=3.0):
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     time.sleep(1.0)
     cli = subprocess.Popen([r.perf, "-l", "1", "--", *common, "--memif", "client,socket=" + sock,
-                            "127.0.0.1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(2.0)
+                            "127.0.0.1"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           text=True)
+    # Stop it once it runs (it says so, flushed, when connected); before
+    # that the server waits in the side channel, which sleeps anyway.
+    end = time.monotonic() + 60
+    for line in cli.stdout:
+        if line.startswith(" Path MTU") or time.monotonic() > end:
+            break
+    time.sleep(0.5)
     cli.send_signal(signal.SIGSTOP)
     time.sleep(0.5)
     t0, w0 = proc_ticks(srv.pid), time.monotonic()
@@ -449,7 +479,7 @@ def idle_cpu(r, mode, window=3.0):
     t1, w1 = proc_ticks(srv.pid), time.monotonic()
     cli.send_signal(signal.SIGCONT)
     try:
-        cli.wait(timeout=60)
+        cli.communicate(timeout=60)
         srv.wait(timeout=30)
     except subprocess.TimeoutExpired:
         cli.kill()
@@ -532,23 +562,7 @@ def idle_section(a):
                    "TCP (iperf3, both ends' CPU) %.2f: **%.2f** x TCP. (Counting the whole spinning "
                    "cores instead is the \"CPU cycles per byte\" ratio of the section above.)"
                    % (c, tcp_cpb, c / tcp_cpb))
-    for l in r.log:
-        out.append("")
-        out.append("```\n%s\n```" % l)
-    text = "\n".join(out)
-    print(text)
-    if not a.no_write:
-        path = os.path.join(ROOT, "docs/benchmarks.md")
-        doc = open(path).read() if os.path.exists(path) else "# droce benchmarks\n"
-        block = "%s\n%s\n%s" % (IDLE_BEGIN, text, IDLE_END)
-        if IDLE_BEGIN in doc and IDLE_END in doc:
-            doc = doc[:doc.index(IDLE_BEGIN)] + block + doc[doc.index(IDLE_END) + len(IDLE_END):]
-        else:
-            doc = doc.rstrip("\n") + "\n\n## Idle policy: CPU that follows the load\n\n" + block + "\n"
-        with open(path, "w") as f:
-            f.write(doc)
-    shutil.rmtree(r.tmp, ignore_errors=True)
-    return 0 if not r.log else 1
+    return finish(r, a, out, IDLE_BEGIN, IDLE_END, "Idle policy: CPU that follows the load")
 
 
 def fmt(x, spec="%.2f"):
@@ -659,23 +673,7 @@ def main():
                                             "; the bare link: two spinning cores at raw memif's "
                                             "4 KB rate %.2f cycles/byte = %.2f x TCP"
                                             % (link_cpb, link_cpb / tcp_cpb) if link_cpb else ""))
-    for l in r.log:
-        out.append("")
-        out.append("```\n%s\n```" % l)
-    text = "\n".join(out)
-    print(text)
-    if not a.no_write:
-        path = os.path.join(ROOT, "docs/benchmarks.md")
-        doc = open(path).read() if os.path.exists(path) else "# droce benchmarks\n"
-        block = "%s\n%s\n%s" % (BEGIN, text, END)
-        if BEGIN in doc and END in doc:
-            doc = doc[:doc.index(BEGIN)] + block + doc[doc.index(END) + len(END):]
-        else:
-            doc = doc.rstrip("\n") + "\n\n## droce vs raw memif vs kernel TCP\n\n" + block + "\n"
-        with open(path, "w") as f:
-            f.write(doc)
-    shutil.rmtree(r.tmp, ignore_errors=True)
-    return 0 if not r.log else 1
+    return finish(r, a, out, BEGIN, END, "droce vs raw memif vs kernel TCP")
 
 
 if __name__ == "__main__":
