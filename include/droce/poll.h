@@ -26,8 +26,8 @@
  * first iteration with work returns the loop to busy polling.
  *
  * Time is the caller's (nanoseconds of any monotonic clock); the poller
- * reads no clock itself. One poller per loop thread; droce_poller_wake()
- * is the only call made from other threads.
+ * reads no clock itself. One poller per loop thread: droce_poller_wake()
+ * and droce_poller_get_stats() are the only calls made from other threads.
  */
 #ifndef DROCE_POLL_H
 #define DROCE_POLL_H
@@ -98,7 +98,8 @@ void droce_poller_wake(struct droce_poller *p);
  */
 int droce_poller_add_fd(struct droce_poller *p, int fd);
 
-/** Copy the counters (from the loop's thread, or once it stopped). @return 0 or -EINVAL. */
+/** Copy the counters, from any thread (each read atomically; the set is
+ * not one instant's). @return 0 or -EINVAL. */
 int droce_poller_get_stats(const struct droce_poller *p, struct droce_poller_stats *out);
 
 /** "busy" or "adaptive" to @p out. @return 0, or -EINVAL for anything else. */

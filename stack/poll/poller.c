@@ -33,7 +33,10 @@
 struct droce_poller {
 	/* The loop's thread only. */
 	struct droce_poller_conf conf;
-	struct droce_poller_stats st;
+	/* Written by the loop's thread only, read by droce_poller_get_stats()
+	 * from any (telemetry's publisher): relaxed atomics, plain moves on
+	 * x86-64. */
+	atomic_uint_fast64_t busy_ns, idle_ns, busy_polls, idle_polls, sleeps, sleep_ns, woken;
 	uint64_t last;          /* now of the previous step, 0 before the first */
 	unsigned last_work;     /* its work */
 	uint64_t last_busy;     /* now of the last step with work */
@@ -74,9 +77,15 @@ struct droce_poller *droce_poller_create(const struct droce_poller_conf *c)
 		p->conf.spin_ns = DROCE_DEFAULT_IDLE_SPIN_NS;
 	if (!p->conf.sleep_max_ns)
 		p->conf.sleep_max_ns = DROCE_DEFAULT_IDLE_SLEEP_MAX_NS;
-	p->st.idle = c->idle;
 	p->nap = DROCE_DEFAULT_IDLE_SLEEP_MIN_NS;
 	atomic_init(&p->kicks, 0);
+	atomic_init(&p->busy_ns, 0);
+	atomic_init(&p->idle_ns, 0);
+	atomic_init(&p->busy_polls, 0);
+	atomic_init(&p->idle_polls, 0);
+	atomic_init(&p->sleeps, 0);
+	atomic_init(&p->sleep_ns, 0);
+	atomic_init(&p->woken, 0);
 	atomic_init(&p->asleep, 0);
 	p->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (p->efd < 0) {
@@ -107,6 +116,13 @@ int droce_poller_add_fd(struct droce_poller *p, int fd)
 	return 0;
 }
 
+/* One writer: a load and a store, no locked add. */
+static void add(atomic_uint_fast64_t *c, uint64_t v)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+			      memory_order_relaxed);
+}
+
 /* Sleep up to @p ns unless a wake came since the last step. */
 static void nap(struct droce_poller *p, uint64_t ns)
 {
@@ -118,10 +134,10 @@ static void nap(struct droce_poller *p, uint64_t ns)
 	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)};
 	int r = ppoll(p->fds, 1 + p->n_fds, &ts, NULL);
 	atomic_store(&p->asleep, 0);
-	p->st.sleeps++;
-	p->st.sleep_ns += ns;
+	add(&p->sleeps, 1);
+	add(&p->sleep_ns, ns);
 	if (r > 0) {
-		p->st.woken++;
+		add(&p->woken, 1);
 		uint64_t v;
 		if (p->fds[0].revents & POLLIN)
 			(void)!read(p->efd, &v, sizeof(v)); /* drained; EAGAIN if a racing reader won */
@@ -135,11 +151,11 @@ void droce_poller_step(struct droce_poller *p, uint64_t now, unsigned work, uint
 	if (p->last && now >= p->last) {
 		uint64_t d = now - p->last;
 		if (p->last_work) {
-			p->st.busy_ns += d;
-			p->st.busy_polls++;
+			add(&p->busy_ns, d);
+			add(&p->busy_polls, 1);
 		} else {
-			p->st.idle_ns += d;
-			p->st.idle_polls++;
+			add(&p->idle_ns, d);
+			add(&p->idle_polls, 1);
 		}
 	}
 	p->last = now;
@@ -178,7 +194,15 @@ int droce_poller_get_stats(const struct droce_poller *p, struct droce_poller_sta
 {
 	if (!p || !out)
 		return -EINVAL;
-	*out = p->st;
+	memset(out, 0, sizeof(*out));
+	out->busy_ns = atomic_load_explicit(&p->busy_ns, memory_order_relaxed);
+	out->idle_ns = atomic_load_explicit(&p->idle_ns, memory_order_relaxed);
+	out->busy_polls = atomic_load_explicit(&p->busy_polls, memory_order_relaxed);
+	out->idle_polls = atomic_load_explicit(&p->idle_polls, memory_order_relaxed);
+	out->sleeps = atomic_load_explicit(&p->sleeps, memory_order_relaxed);
+	out->sleep_ns = atomic_load_explicit(&p->sleep_ns, memory_order_relaxed);
+	out->woken = atomic_load_explicit(&p->woken, memory_order_relaxed);
+	out->idle = p->conf.idle;
 	return 0;
 }
 

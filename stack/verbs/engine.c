@@ -81,11 +81,12 @@ void dv_app_sleeps(struct dv_context *c)
 	atomic_store_explicit(&c->app_tsc, c->tsc0, memory_order_relaxed);
 }
 
-/* A poll made by a verbs call, lock held: the loop's accounting (deadline
- * 0: never a sleep in the application's thread) and telemetry. */
+/* A poll made by a verbs call, lock held: telemetry's snapshot (an
+ * application that drives keeps it fresh). The poller is the progress
+ * thread's alone (it steps it out of the lock): these polls are not in
+ * its busy/idle split. */
 static unsigned app_polled(struct dv_context *c, uint64_t now, unsigned n)
 {
-	droce_poller_step(c->poller, now, n, 0);
 	droce_telemetry_publish(c->tel, now);
 	return n;
 }
