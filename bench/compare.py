@@ -517,7 +517,9 @@ def droce_loops(r, test, size, extra=()):
 
 def idle_section(a):
     """The idle policy's figures, each pair of modes measured interleaved
-    (busy, adaptive, busy, adaptive ...) in the same run."""
+    (busy, adaptive, busy, adaptive ...) in the same run. -u 18 (a 1 s ACK
+    timeout): on this shared machine a side descheduled for a while
+    otherwise exhausts its retries (docs/tuning.md, "What to turn first")."""
     r = Run(a.build, a.quick)
     runs = 1 if a.quick else 5
     hz = tsc_hz()
@@ -529,14 +531,18 @@ def idle_section(a):
             x = idle_cpu(r, mode)
             if x is not None:
                 cpu[mode].append(x)
-            y = r.droce("write_lat", 8, ["--idle", mode])
+            try:
+                y = r.droce("write_lat", 8, ["--idle", mode, "-u", "18"])
+            except subprocess.TimeoutExpired:
+                r.log.append("TIMEOUT: droce-perf write_lat 8 B --idle %s" % mode)
+                y = None
             if y:
                 lat[mode].append(y["t_typical_us"])
     med = lambda v: statistics.median(v) if v else None
     # Cycles per byte from the loops' busy cycles (both sides), write_bw 64 KB.
     cpb = []
     for _ in range(max(1, runs // 2)):
-        got = droce_loops(r, "write_bw", 65536, ["--report_gbits", "-q", "2"])
+        got = droce_loops(r, "write_bw", 65536, ["--report_gbits", "-q", "2", "-u", "18"])
         if got and got[1] and got[2]:
             res, cl, sl = got
             cpb.append((cl["busy_cycles"] + sl["busy_cycles"]) / (res["iterations"] * res["bytes"]))
@@ -559,8 +565,11 @@ def idle_section(a):
         c = statistics.median(cpb)
         out.append("- write_bw 64 KB, 2 QPs, cycles per byte from the poll loops' busy cycles "
                    "(both sides, `--json` counters.loop.busy_cycles / bytes): droce %.2f, kernel "
-                   "TCP (iperf3, both ends' CPU) %.2f: **%.2f** x TCP. (Counting the whole spinning "
-                   "cores instead is the \"CPU cycles per byte\" ratio of the section above.)"
+                   "TCP (iperf3, both ends' CPU) %.2f: **%.2f** x TCP. Busy time is wall time "
+                   "(as DPDK's lcore busyness, which assumes a core of its own): a loop "
+                   "descheduled in a busy iteration counts that time too, so under load this "
+                   "overstates droce's cycles. (Counting the whole spinning cores instead is the "
+                   "\"CPU cycles per byte\" ratio of the section above.)"
                    % (c, tcp_cpb, c / tcp_cpb))
     return finish(r, a, out, IDLE_BEGIN, IDLE_END, "Idle policy: CPU that follows the load")
 
