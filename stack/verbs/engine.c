@@ -367,6 +367,18 @@ int dv_engine_start(struct dv_device *d)
 	return 0;
 }
 
+/* dv_engine_open's way out after the context was made: @return @p e. */
+static int undo_open(struct dv_context *c, int e)
+{
+	droce_telemetry_close(c->tel);
+	c->tel = NULL;
+	droce_poller_destroy(c->poller);
+	c->poller = NULL;
+	droce_ctx_destroy(c->dctx);
+	c->dctx = NULL;
+	return e;
+}
+
 int dv_engine_open(struct dv_context *c)
 {
 	struct dv_device *d = c->dev;
@@ -395,12 +407,8 @@ int dv_engine_open(struct dv_context *c)
 	droce_poller_conf_init(&plc);
 	plc.idle = d->cfg.idle;
 	c->poller = droce_poller_create(&plc);
-	if (!c->poller) {
-		int e = errno ? errno : ENOMEM;
-		droce_ctx_destroy(c->dctx);
-		c->dctx = NULL;
-		return e;
-	}
+	if (!c->poller)
+		return undo_open(c, errno ? errno : ENOMEM);
 	/* dpdk-telemetry.py -f PREFIX reads /droce/ctx etc. while it runs. */
 	c->tel = droce_telemetry_open(c->dctx, c->port, "droce0");
 	droce_telemetry_set_poller(c->tel, c->poller);
@@ -412,15 +420,8 @@ int dv_engine_open(struct dv_context *c)
 			(d->cfg.lcore < 0 || CPU_ISSET(d->cfg.lcore, &mine));
 	if (c->comm_core) {
 		int e = dv_comm_open(c);
-		if (e) {
-			droce_telemetry_close(c->tel);
-			c->tel = NULL;
-			droce_poller_destroy(c->poller);
-			c->poller = NULL;
-			droce_ctx_destroy(c->dctx);
-			c->dctx = NULL;
-			return e;
-		}
+		if (e)
+			return undo_open(c, e);
 	}
 	atomic_init(&c->lock, 0);
 	atomic_init(&c->want, 0);
@@ -430,13 +431,7 @@ int dv_engine_open(struct dv_context *c)
 	if (pthread_create(&c->thread, NULL, progress_main, c)) {
 		if (c->comm)
 			dv_comm_close(c);
-		droce_telemetry_close(c->tel);
-		c->tel = NULL;
-		droce_poller_destroy(c->poller);
-		c->poller = NULL;
-		droce_ctx_destroy(c->dctx);
-		c->dctx = NULL;
-		return EAGAIN;
+		return undo_open(c, EAGAIN);
 	}
 	c->have_thread = true;
 	if (d->stats) {
