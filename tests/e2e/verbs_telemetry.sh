@@ -7,6 +7,8 @@
 # idle policy and carry the poll loop's busy share, and between two reads
 # its frame counters and loop time must move; at exit DROCE_VERBS_STATS
 # must print the loop's busy/idle line.
+# -D 20: the reads happen well before either side closes its device (a
+# closed context leaves the socket: its commands then answer null).
 #   verbs_telemetry.sh DROCE_RUN     (DROCE_VERBS_LIB: the library directory)
 set -u
 run=$1
@@ -30,13 +32,13 @@ for mode in progress comm; do
   sock=$work/memif-$mode.sock
   port=$(free_port)
   DROCE_EAL="--file-prefix $pfx-$mode-s" timeout 60 "$run" "${sc[@]}" --port "memif:server,socket=$sock" \
-    --ip 198.18.0.1 ib_write_bw -D 10 -p "$port" >"$work/server.out" 2>&1 &
+    --ip 198.18.0.1 ib_write_bw -D 20 -p "$port" >"$work/server.out" 2>&1 &
   spid=$!
   if ! wait_ready $spid "$work/server.out" '^droce: droce0 open' "$sock" "$port"; then
     echo "FAIL: $mode: the server did not come up"; cat "$work/server.out"; rc=1; continue
   fi
   DROCE_EAL="--file-prefix $pfx-$mode-c" timeout 60 "$run" "${cc[@]}" --port "memif:client,socket=$sock" \
-    --ip 198.18.0.2 ib_write_bw -D 10 -p "$port" 127.0.0.1 >"$work/client.out" 2>&1 &
+    --ip 198.18.0.2 ib_write_bw -D 20 -p "$port" 127.0.0.1 >"$work/client.out" 2>&1 &
   cpid=$!
   # Bounded wait until the client's context has a QP that sends.
   ok=0
