@@ -9,13 +9,19 @@ Runs, each side pinned to its own core:
 then writes the figures and ratios into docs/benchmarks.md between the
 markers of the "droce vs raw memif vs kernel TCP" section, with the command.
 
+--idle instead measures the idle policy (droce-perf --idle busy|adaptive):
+an idle endpoint's CPU share from /proc, write_lat 8 B under each (A B A B,
+the median of each), and write_bw 64 KB's cycles per byte from the poll
+loops' busy cycles beside iperf3's CPU; it writes them into the "Idle
+policy" section.
+
 --interop instead measures, in one run, in one qemu guest (tests/interop/rxe-vm,
 software emulation): droce-perf over rxe (--backend verbs) on a veth pair,
 droce-perf over droce (af_packet) on a veth pair, kernel TCP on a veth pair,
 and droce on the host against rxe in the guest; it writes them into the
 "droce vs rxe" section. Only ratios measured side by side there mean anything.
 
-Usage: bench/compare.py [--build DIR] [--quick] [--no-write] [--interop]
+Usage: bench/compare.py [--build DIR] [--quick] [--no-write] [--interop | --idle]
 Timing here is noisy (2 cores, shared): compare ratios from the same run.
 """
 import argparse
@@ -33,6 +39,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN = "<!-- compare:begin -->"
 END = "<!-- compare:end -->"
+IDLE_BEGIN = "<!-- compare-idle:begin -->"
+IDLE_END = "<!-- compare-idle:end -->"
 IBEGIN = "<!-- interop:begin -->"
 IEND = "<!-- interop:end -->"
 
@@ -413,6 +421,159 @@ def interop_measure(g, a):
     return 0 if not g.log else 1
 
 
+def finish(r, a, out, begin, end, title):
+    """Print a section (its failures' logs last) and, unless --no-write,
+    put it between its markers in docs/benchmarks.md (a new section @title
+    at the end the first time). @return the exit code."""
+    for l in r.log:
+        out.append("")
+        out.append("```\n%s\n```" % l)
+    text = "\n".join(out)
+    print(text)
+    if not a.no_write:
+        path = os.path.join(ROOT, "docs/benchmarks.md")
+        doc = open(path).read() if os.path.exists(path) else "# droce benchmarks\n"
+        block = "%s\n%s\n%s" % (begin, text, end)
+        if begin in doc and end in doc:
+            doc = doc[:doc.index(begin)] + block + doc[doc.index(end) + len(end):]
+        else:
+            doc = doc.rstrip("\n") + "\n\n## %s\n\n" % title + block + "\n"
+        with open(path, "w") as f:
+            f.write(doc)
+    shutil.rmtree(r.tmp, ignore_errors=True)
+    return 0 if not r.log else 1
+
+
+def proc_ticks(pid):
+    """utime + stime of @pid (all its threads), in clock ticks."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def idle_cpu(r, mode, window=3.0):
+    """CPU share of a droce-perf server whose client stopped (SIGSTOP)
+    mid write_lat: what an idle endpoint costs under --idle @mode. -u 21:
+    nothing is retransmitted while the client is stopped."""
+    r.port += 1
+    sock = os.path.join(r.tmp, "i%d.sock" % r.port)
+    common = ["write_lat", "-s", "8", "-D", "6", "-u", "21", "-p", str(r.port), "--timeout", "20",
+              "--idle", mode]
+    srv = subprocess.Popen([r.perf, "-l", "0", "--", *common, "--memif", "server,socket=" + sock],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(1.0)
+    cli = subprocess.Popen([r.perf, "-l", "1", "--", *common, "--memif", "client,socket=" + sock,
+                            "127.0.0.1"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           text=True)
+    # Stop it once it runs (it says so, flushed, when connected); before
+    # that the server waits in the side channel, which sleeps anyway.
+    end = time.monotonic() + 60
+    for line in cli.stdout:
+        if line.startswith(" Path MTU") or time.monotonic() > end:
+            break
+    time.sleep(0.5)
+    cli.send_signal(signal.SIGSTOP)
+    time.sleep(0.5)
+    t0, w0 = proc_ticks(srv.pid), time.monotonic()
+    time.sleep(window)
+    t1, w1 = proc_ticks(srv.pid), time.monotonic()
+    cli.send_signal(signal.SIGCONT)
+    try:
+        cli.communicate(timeout=60)
+        srv.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        cli.kill()
+        srv.kill()
+    if cli.returncode != 0:
+        r.log.append("FAILED: idle_cpu %s: client exit %s" % (mode, cli.returncode))
+        return None
+    return 100.0 * (t1 - t0) / os.sysconf("SC_CLK_TCK") / (w1 - w0)
+
+
+def droce_loops(r, test, size, extra=()):
+    """A droce-perf pair with --json on both sides: (client results, the
+    client's loop, the server's loop)."""
+    r.port += 1
+    sock = os.path.join(r.tmp, "l%d.sock" % r.port)
+    js = [os.path.join(r.tmp, "%s%d.json" % (s, r.port)) for s in ("s", "c")]
+    n = max(2000, min(400000, (1600 << 20) // max(size, 1)))
+    common = [test, "-s", str(size), "-p", str(r.port), "-n", str(n // 4 if r.quick else n)] + list(extra)
+    srv = subprocess.Popen([r.perf, "-l", "0", "--", *common, "--memif", "server,socket=" + sock,
+                            "--json", js[0]], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    time.sleep(1.0)
+    cli = subprocess.run([r.perf, "-l", "1", "--", *common, "--memif", "client,socket=" + sock,
+                          "--json", js[1], "127.0.0.1"], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, timeout=180)
+    try:
+        srv.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        srv.kill()
+    if cli.returncode != 0 or not all(os.path.exists(j) for j in js):
+        r.log.append("FAILED: droce-perf %s\n%s" % (" ".join(common), cli.stdout[-2000:]))
+        return None
+    d = [json.load(open(j)) for j in js]
+    return d[1]["results"][0], d[1]["counters"].get("loop"), d[0]["counters"].get("loop")
+
+
+def idle_section(a):
+    """The idle policy's figures, each pair of modes measured interleaved
+    (busy, adaptive, busy, adaptive ...) in the same run. -u 18 (a 1 s ACK
+    timeout): on this shared machine a side descheduled for a while
+    otherwise exhausts its retries (docs/tuning.md, "What to turn first")."""
+    r = Run(a.build, a.quick)
+    runs = 1 if a.quick else 5
+    hz = tsc_hz()
+    load0 = os.getloadavg()[0]
+    cpu = {"busy": [], "adaptive": []}
+    lat = {"busy": [], "adaptive": []}
+    for _ in range(runs):
+        for mode in ("busy", "adaptive"):
+            x = idle_cpu(r, mode)
+            if x is not None:
+                cpu[mode].append(x)
+            try:
+                y = r.droce("write_lat", 8, ["--idle", mode, "-u", "18"])
+            except subprocess.TimeoutExpired:
+                r.log.append("TIMEOUT: droce-perf write_lat 8 B --idle %s" % mode)
+                y = None
+            if y:
+                lat[mode].append(y["t_typical_us"])
+    med = lambda v: statistics.median(v) if v else None
+    # Cycles per byte from the loops' busy cycles (both sides), write_bw 64 KB.
+    cpb = []
+    for _ in range(max(1, runs // 2)):
+        got = droce_loops(r, "write_bw", 65536, ["--report_gbits", "-q", "2", "-u", "18"])
+        if got and got[1] and got[2]:
+            res, cl, sl = got
+            cpb.append((cl["busy_cycles"] + sl["busy_cycles"]) / (res["iterations"] * res["bytes"]))
+    tcp = r.median_of(1 if a.quick else 3, r.iperf3, lambda x: x[0])
+    tcp_cpb = (tcp[1] + tcp[2]) / 100 * hz / (tcp[0] / 8) if tcp else None
+    load1 = os.getloadavg()[0]
+    out = ["Measured %s on this machine (%d cores, load average %.1f at the start, %.1f at the "
+           "end: every figure is noisy), the two modes interleaved in the same run, %d of each, "
+           "the median shown. Command: `bench/compare.py --idle%s`."
+           % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), os.cpu_count(), load0, load1,
+              runs, " --quick" if a.quick else ""), "",
+           "| what | --idle busy | --idle adaptive | adaptive / busy |", "|---|---|---|---|"]
+    cb, ca, lb, la = med(cpu["busy"]), med(cpu["adaptive"]), med(lat["busy"]), med(lat["adaptive"])
+    out.append("| idle endpoint's CPU share (server, client SIGSTOPped 3 s) | %s%% | %s%% | |"
+               % (fmt(cb, "%.1f"), fmt(ca, "%.1f")))
+    out.append("| write_lat 8 B t_typical us (RTT/2) | %s | %s | %s [<= 1.2] |"
+               % (fmt(lb), fmt(la), fmt(la / lb if la and lb else None)))
+    out.append("")
+    if cpb and tcp_cpb:
+        c = statistics.median(cpb)
+        out.append("- write_bw 64 KB, 2 QPs, cycles per byte from the poll loops' busy cycles "
+                   "(both sides, `--json` counters.loop.busy_cycles / bytes): droce %.2f, kernel "
+                   "TCP (iperf3, both ends' CPU) %.2f: **%.2f** x TCP. Busy time is wall time "
+                   "(as DPDK's lcore busyness, which assumes a core of its own): a loop "
+                   "descheduled in a busy iteration counts that time too, so under load this "
+                   "overstates droce's cycles. (Counting the whole spinning cores instead is the "
+                   "\"CPU cycles per byte\" ratio of the section above.)"
+                   % (c, tcp_cpb, c / tcp_cpb))
+    return finish(r, a, out, IDLE_BEGIN, IDLE_END, "Idle policy: CPU that follows the load")
+
+
 def fmt(x, spec="%.2f"):
     return "n/a" if x is None else spec % x
 
@@ -423,9 +584,12 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--interop", action="store_true")
+    ap.add_argument("--idle", action="store_true")
     a = ap.parse_args()
     if a.interop:
         return interop_section(a)
+    if a.idle:
+        return idle_section(a)
     for tool in ("dpdk-testpmd", "iperf3", "qperf", "taskset"):
         if not shutil.which(tool):
             sys.exit("bench: %s missing (scripts/setup installs it)" % tool)
@@ -518,23 +682,7 @@ def main():
                                             "; the bare link: two spinning cores at raw memif's "
                                             "4 KB rate %.2f cycles/byte = %.2f x TCP"
                                             % (link_cpb, link_cpb / tcp_cpb) if link_cpb else ""))
-    for l in r.log:
-        out.append("")
-        out.append("```\n%s\n```" % l)
-    text = "\n".join(out)
-    print(text)
-    if not a.no_write:
-        path = os.path.join(ROOT, "docs/benchmarks.md")
-        doc = open(path).read() if os.path.exists(path) else "# droce benchmarks\n"
-        block = "%s\n%s\n%s" % (BEGIN, text, END)
-        if BEGIN in doc and END in doc:
-            doc = doc[:doc.index(BEGIN)] + block + doc[doc.index(END) + len(END):]
-        else:
-            doc = doc.rstrip("\n") + "\n\n## droce vs raw memif vs kernel TCP\n\n" + block + "\n"
-        with open(path, "w") as f:
-            f.write(doc)
-    shutil.rmtree(r.tmp, ignore_errors=True)
-    return 0 if not r.log else 1
+    return finish(r, a, out, BEGIN, END, "droce vs raw memif vs kernel TCP")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ struct droce_be {
 	struct droce_qp **qp;  /* o.qps of each */
 	struct droce_mr **mr;
 	struct droce_telemetry *tel; /* the droce commands on DPDK's telemetry socket */
+	struct droce_poller *poller; /* the loop's busy/idle split and --idle policy */
 };
 
 static struct droce_be *be(const struct perf *p)
@@ -170,8 +171,17 @@ static int d_open(struct perf *p, int eal_argc, char **eal_argv, const char *pro
 			p->o.cc ? " (is --cc a known algorithm?)" : "");
 		return -errno;
 	}
+	struct droce_poller_conf plc;
+	droce_poller_conf_init(&plc);
+	plc.idle = p->o.idle;
+	b->poller = droce_poller_create(&plc);
+	if (!b->poller) {
+		fprintf(stderr, "droce-perf: poller: %s\n", strerror(errno));
+		return -errno;
+	}
 	/* Readable with dpdk-telemetry.py while the test runs (NULL: without). */
 	b->tel = droce_telemetry_open(b->ctx, b->port, "droce0");
+	droce_telemetry_set_poller(b->tel, b->poller);
 	b->cq = droce_create_cq(b->ctx, cq_depth);
 	if (!b->cq) {
 		fprintf(stderr, "droce-perf: create CQ: %s\n", strerror(errno));
@@ -298,17 +308,23 @@ static int d_post_recv(struct perf *p, unsigned i, struct droce_recv_wr *wr)
 static int d_poll(struct perf *p, uint64_t now, struct droce_wc *wc, int max)
 {
 	struct droce_be *b = be(p);
-	droce_ctx_poll(b->ctx, now);
+	unsigned n = droce_ctx_poll(b->ctx, now);
+	int m = droce_poll_cq(b->cq, max, wc);
 	droce_telemetry_publish(b->tel, now);
-	return droce_poll_cq(b->cq, max, wc);
+	/* One call per turn of every test loop: its busy/idle split, and
+	 * under --idle adaptive a sleep once nothing happened for a while. */
+	droce_poller_step(b->poller, now, n + (m > 0 ? (unsigned)m : 0u),
+			  droce_ctx_next_deadline(b->ctx));
+	return m;
 }
 
 static void d_idle(void *arg)
 {
 	struct perf *p = arg;
 	uint64_t now = perf_now(p);
-	droce_ctx_poll(be(p)->ctx, now);
+	unsigned n = droce_ctx_poll(be(p)->ctx, now);
 	droce_telemetry_publish(be(p)->tel, now);
+	droce_poller_step(be(p)->poller, now, n, droce_ctx_next_deadline(be(p)->ctx));
 }
 
 static void d_flush(struct perf *p)
@@ -364,6 +380,8 @@ static void d_counters(const struct perf *p, struct perf_counters *c)
 		c->imp_duplicated = is.duplicated;
 		c->imp_corrupted = is.corrupted;
 	}
+	c->has_loop = b->poller && !droce_poller_get_stats(b->poller, &c->loop);
+	c->tsc_hz = p->tsc_hz;
 	struct droce_ctx_stats cs;
 	if (b->ctx && !droce_ctx_get_stats(b->ctx, &cs)) {
 		for (unsigned i = 0; i < DROCE_DROP_REASON_MAX && c->n_drop < 64; i++) {
@@ -408,6 +426,7 @@ static void d_close(struct perf *p)
 	if (b->cq)
 		droce_destroy_cq(b->cq);
 	droce_telemetry_close(b->tel);
+	droce_poller_destroy(b->poller);
 	if (b->ctx)
 		droce_ctx_destroy(b->ctx);
 	droce_impair_link_destroy(b->imp);

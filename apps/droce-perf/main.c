@@ -134,6 +134,7 @@ int main(int argc, char **argv)
 	perf_counters(&p, &c);
 	print_counters(&c);
 	report_paths(stdout, &c, 16);
+	report_loop(stdout, &c);
 	perf_print_port(&p);
 	const char *check = !p.o.check ? "off" : (p.check_failed || r) ? "failed" : "ok";
 	if (p.o.check)

@@ -61,6 +61,7 @@ struct perf_opts {
 	unsigned ib_port;          /* --ib-port: verbs port number (default 1) */
 	bool cm;                   /* --cm: connect the QPs through droce's CM over QP1 */
 	const char *cm_peer;       /* --cm=ADDR: the server's droce address (client) */
+	uint8_t idle;              /* --idle: enum droce_idle_mode (droce/poll.h), default busy */
 };
 
 /** Is @p t a bandwidth test? */

@@ -121,6 +121,18 @@ int report_json(const char *path, enum perf_test test, const struct bw_result *b
 			(unsigned long long)c->imp_frames, (unsigned long long)c->imp_dropped,
 			(unsigned long long)c->imp_held, (unsigned long long)c->imp_duplicated,
 			(unsigned long long)c->imp_corrupted);
+	if (c->has_loop) {
+		const struct droce_poller_stats *l = &c->loop;
+		uint64_t all = l->busy_ns + l->idle_ns;
+		fprintf(f, ", \"loop\": {\"idle\": \"%s\", \"busy_ns\": %llu, \"idle_ns\": %llu, "
+			"\"busy_share\": %.4f, \"busy_cycles\": %llu, \"busy_polls\": %llu, "
+			"\"idle_polls\": %llu, \"sleeps\": %llu, \"woken\": %llu}",
+			droce_idle_mode_name(l->idle), (unsigned long long)l->busy_ns,
+			(unsigned long long)l->idle_ns, all ? (double)l->busy_ns / (double)all : 0.0,
+			(unsigned long long)((double)l->busy_ns * (double)c->tsc_hz / 1e9),
+			(unsigned long long)l->busy_polls, (unsigned long long)l->idle_polls,
+			(unsigned long long)l->sleeps, (unsigned long long)l->woken);
+	}
 	fputs("}, \"qps\": [", f);
 	for (unsigned i = 0; i < c->n_path; i++) {
 		const struct perf_qp_path *q = &c->path[i];
@@ -153,4 +165,18 @@ void report_paths(FILE *f, const struct perf_counters *c, unsigned max)
 	}
 	if (c->n_path > max)
 		fprintf(f, " ... %u more QPs (all of them in --json)\n", c->n_path - max);
+}
+
+void report_loop(FILE *f, const struct perf_counters *c)
+{
+	if (!c->has_loop)
+		return;
+	const struct droce_poller_stats *l = &c->loop;
+	uint64_t all = l->busy_ns + l->idle_ns;
+	fprintf(f, " Poll loop: idle %s, busy %.1f%% (%.3f s busy, %.3f s idle; %llu busy, %llu empty "
+		"polls), %.3g busy cycles, %llu sleeps (%llu woken early)\n",
+		droce_idle_mode_name(l->idle), all ? 100.0 * (double)l->busy_ns / (double)all : 0.0,
+		(double)l->busy_ns / 1e9, (double)l->idle_ns / 1e9, (unsigned long long)l->busy_polls,
+		(unsigned long long)l->idle_polls, (double)l->busy_ns * (double)c->tsc_hz / 1e9,
+		(unsigned long long)l->sleeps, (unsigned long long)l->woken);
 }

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <droce/poll.h>
+
 #include "opts.h"
 
 struct bw_result {
@@ -55,6 +57,11 @@ struct perf_counters {
 	 * requester measured, the ACK timeout and window in use. */
 	unsigned n_path;
 	struct perf_qp_path *path; /* n_path entries, malloc'd; perf_counters_free */
+	/* The poll loop (droce backend): busy and idle time, the idle policy's
+	 * sleeps; busy cycles are busy_ns at the TSC's rate. */
+	bool has_loop;
+	struct droce_poller_stats loop;
+	uint64_t tsc_hz;
 };
 
 struct perf_qp_path {
@@ -64,6 +71,9 @@ struct perf_qp_path {
 	uint32_t window_pkts;
 	const char *timeout_mode; /* "ibta" or "adaptive" */
 };
+
+/** One line of the poll loop's busy/idle split (nothing without one). */
+void report_loop(FILE *f, const struct perf_counters *c);
 
 /** Print the per-QP path lines (at most @p max QPs, then a summary). */
 void report_paths(FILE *f, const struct perf_counters *c, unsigned max);

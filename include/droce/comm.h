@@ -80,6 +80,18 @@ int droce_comm_unbind_cq(struct droce_comm *comm, struct droce_cq *cq);
 unsigned droce_comm_poll(struct droce_comm *comm, uint64_t now);
 
 /**
+ * Step @p p (poll.h) at the end of every droce_comm_poll(): the comm core's
+ * busy/idle accounting and, under DROCE_IDLE_ADAPTIVE, its sleeps (bounded
+ * by the context's next timer); droce_chan_post_send/recv, and a
+ * droce_chan_poll_cq() that frees ring room, wake it. NULL: none (the
+ * default, polling as fast as the caller loops). Before the application
+ * threads use their channels; @p p outlives the comm or is detached first.
+ * @return 0 or -EINVAL (NULL comm).
+ */
+struct droce_poller;
+int droce_comm_set_poller(struct droce_comm *comm, struct droce_poller *p);
+
+/**
  * Comm-core side: destroy @p qp (droce_destroy_qp) and drop every command
  * for it still waiting in a channel's ring (a full completion ring leaves
  * commands there), as a destroyed QP's outstanding WRs are dropped without

@@ -11,6 +11,7 @@
 #include <droce/ctx.h>
 #include <droce/verbs.h>
 #include <droce/comm.h>
+#include <droce/poll.h>
 #include <droce/cm.h>
 
 #endif

@@ -48,5 +48,12 @@
 #define DROCE_DEFAULT_PKEY 0xFFFFu
 /** Frames moved per RX/TX burst. */
 #define DROCE_DEFAULT_BURST 32u
+/** Idle policy of a poll loop (poll.h): busy-poll this long after the last
+ * work before backing off, so a ping-pong's round trips never sleep. */
+#define DROCE_DEFAULT_IDLE_SPIN_NS 100000u
+/** ... then sleep, starting at this and doubling ... */
+#define DROCE_DEFAULT_IDLE_SLEEP_MIN_NS 10000u
+/** ... up to this (also the longest a frame waits for a backed-off loop). */
+#define DROCE_DEFAULT_IDLE_SLEEP_MAX_NS 2000000u
 
 #endif

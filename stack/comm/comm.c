@@ -6,6 +6,7 @@
  */
 #include <droce/comm.h>
 #include <droce/ctx.h>
+#include <droce/poll.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@ struct droce_chan {
 	struct droce_spsc cmd;
 	struct droce_spsc wc;
 	void *mem;
+	const struct droce_comm *comm; /* for its poller, read by the posting thread */
 };
 
 /* Channels are allocated on first use (droce_comm_chan), never move (the
@@ -46,6 +48,7 @@ struct droce_comm {
 	unsigned n_cq, cap_cq;
 	struct droce_chan **chan;
 	struct { struct droce_cq *cq; struct droce_chan *chan; } *cq;
+	struct droce_poller *poller; /* droce_comm_set_poller: stepped by every poll */
 };
 
 struct droce_comm *droce_comm_create(struct droce_ctx *ctx, unsigned n_chan, unsigned depth)
@@ -103,6 +106,7 @@ struct droce_chan *droce_comm_chan(struct droce_comm *c, unsigned i)
 	}
 	droce_spsc_init(&ch->cmd, ch->mem, c->depth, sizeof(struct cmd));
 	droce_spsc_init(&ch->wc, (uint8_t *)ch->mem + cmd_bytes, c->depth, sizeof(struct droce_wc));
+	ch->comm = c;
 	c->chan[i] = ch;
 	if (i >= c->n_used)
 		c->n_used = i + 1;
@@ -213,7 +217,18 @@ unsigned droce_comm_poll(struct droce_comm *c, uint64_t now)
 	work += droce_ctx_poll(c->ctx, now);
 	for (unsigned i = 0; i < c->n_cq; i++)
 		work += drain_cq(c->cq[i].cq, c->cq[i].chan);
+	/* The comm core's loop is calls of this: its accounting and idle
+	 * policy (a sleep ends at the next timer or an application's post). */
+	droce_poller_step(c->poller, now, work, droce_ctx_next_deadline(c->ctx));
 	return work;
+}
+
+int droce_comm_set_poller(struct droce_comm *c, struct droce_poller *p)
+{
+	if (!c)
+		return -EINVAL;
+	c->poller = p;
+	return 0;
 }
 
 static int post(struct droce_chan *ch, struct droce_qp *qp, enum cmd_kind kind,
@@ -234,6 +249,7 @@ static int post(struct droce_chan *ch, struct droce_qp *qp, enum cmd_kind kind,
 	if (num_sge)
 		memcpy(m->sge, sg, (size_t)num_sge * sizeof(*sg));
 	droce_spsc_push(&ch->cmd);
+	droce_poller_wake(ch->comm->poller); /* a sleeping comm core takes it now */
 	return 0;
 }
 
@@ -309,5 +325,9 @@ int droce_chan_poll_cq(struct droce_chan *ch, int n, struct droce_wc *out)
 		out[got++] = *wc;
 		droce_spsc_pop(&ch->wc);
 	}
+	/* Room in a ring that was full: completions the comm core left in
+	 * their CQ (backpressure) can move again. */
+	if (got)
+		droce_poller_wake(ch->comm->poller);
 	return got;
 }

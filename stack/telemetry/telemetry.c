@@ -28,6 +28,9 @@ struct snap {
 	struct droce_ctx_stats ctx;
 	bool has_port;
 	struct droce_port_stats port;
+	bool has_loop;
+	struct droce_poller_stats loop;
+	uint64_t busy_pct;        /* busy share of the loop since the previous snapshot */
 	unsigned nqps_all, nqps;
 	struct qp_snap qps[SNAP_QPS];
 };
@@ -36,6 +39,8 @@ struct droce_telemetry {
 	uint64_t next;            /* poll thread only: when to publish again */
 	struct droce_ctx *ctx;
 	struct droce_port *port;
+	const struct droce_poller *poller;
+	uint64_t prev_busy, prev_idle; /* poll thread only: the loop at the previous snapshot */
 	struct droce_qp **scratch;/* poll thread only: droce_ctx_qps() */
 	unsigned scratch_n;
 	char name[32];
@@ -58,6 +63,15 @@ static void take(struct droce_telemetry *t, struct snap *s, uint64_t now)
 	s->at = now;
 	droce_ctx_get_stats(t->ctx, &s->ctx);
 	s->has_port = t->port && droce_port_get_stats(t->port, &s->port) == 0;
+	s->has_loop = t->poller && droce_poller_get_stats(t->poller, &s->loop) == 0;
+	if (s->has_loop) {
+		/* The share of a recent window, as DPDK's lcore busyness: what
+		 * an operator watching a core wants, not the run's average. */
+		uint64_t db = s->loop.busy_ns - t->prev_busy, di = s->loop.idle_ns - t->prev_idle;
+		s->busy_pct = db + di ? (db * 100 + (db + di) / 2) / (db + di) : 0;
+		t->prev_busy = s->loop.busy_ns;
+		t->prev_idle = s->loop.idle_ns;
+	}
 	unsigned n = droce_ctx_qps(t->ctx, NULL, 0);
 	if (n > t->scratch_n) {
 		struct droce_qp **q = realloc(t->scratch, (size_t)n * sizeof(*q));
@@ -140,6 +154,15 @@ static int body_ctx(const struct snap *s, const char *name, const char *rest, st
 	rte_tel_data_add_dict_u64(d, "tx_busy", s->ctx.tx_busy);
 	rte_tel_data_add_dict_u64(d, "not_roce", s->ctx.not_roce);
 	rte_tel_data_add_dict_u64(d, "qps", s->nqps_all);
+	if (s->has_loop) {
+		rte_tel_data_add_dict_string(d, "idle_policy", droce_idle_mode_name(s->loop.idle));
+		rte_tel_data_add_dict_u64(d, "busy_pct", s->busy_pct);
+		rte_tel_data_add_dict_u64(d, "busy_ns", s->loop.busy_ns);
+		rte_tel_data_add_dict_u64(d, "idle_ns", s->loop.idle_ns);
+		rte_tel_data_add_dict_u64(d, "busy_polls", s->loop.busy_polls);
+		rte_tel_data_add_dict_u64(d, "idle_polls", s->loop.idle_polls);
+		rte_tel_data_add_dict_u64(d, "sleeps", s->loop.sleeps);
+	}
 	struct rte_tel_data *drops = rte_tel_data_alloc();
 	if (drops) {
 		rte_tel_data_start_dict(drops);
@@ -339,6 +362,12 @@ struct droce_telemetry *droce_telemetry_open(struct droce_ctx *ctx, struct droce
 	*pp = t;
 	pthread_mutex_unlock(&tel_reg.lock);
 	return t;
+}
+
+void droce_telemetry_set_poller(struct droce_telemetry *t, const struct droce_poller *pl)
+{
+	if (t)
+		t->poller = pl;
 }
 
 void droce_telemetry_close(struct droce_telemetry *t)

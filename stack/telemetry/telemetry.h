@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * droce on DPDK's telemetry socket (dpdk-telemetry.py): the commands
- *   /droce/ctx           context counters and drop reasons
+ *   /droce/ctx           context counters, drop reasons, the poll loop's busy share
  *   /droce/qp/list       the QPNs (the first 512) and how many there are
  *   /droce/qp/info,QPN   one QP: state, PSNs, packets, retransmits, RTT,
  *                        ACK timeout, window, cc rate
@@ -39,6 +39,11 @@ struct droce_telemetry *droce_telemetry_open(struct droce_ctx *ctx, struct droce
  * is older than DROCE_TELEMETRY_INTERVAL_NS at @p now (else one compare).
  * NULL: nothing. */
 void droce_telemetry_publish(struct droce_telemetry *t, uint64_t now);
+
+/** The poll loop's accounting (droce/poll.h) to show in /droce/ctx: its
+ * idle policy, busy and idle time, and the busy share over the last
+ * snapshot interval. From the poll thread; NULL on either side: nothing. */
+void droce_telemetry_set_poller(struct droce_telemetry *t, const struct droce_poller *pl);
 
 /** Off the socket and freed (the commands then answer without it). */
 void droce_telemetry_close(struct droce_telemetry *t);

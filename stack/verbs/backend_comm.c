@@ -45,6 +45,7 @@
 
 #include <rte_pause.h>
 
+#include "telemetry/telemetry.h"
 #include "verbs/backend.h"
 
 /* Idle polls before the comm core naps. */
@@ -71,20 +72,29 @@ static void comm_run(struct dv_context *c)
 {
 	dv_progress_begin(c, c->dev->cfg.comm_core);
 	unsigned idle = 0;
+	bool adaptive = c->dev->cfg.idle == DROCE_IDLE_ADAPTIVE;
 	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
 		bool qps = atomic_load_explicit(&c->n_qps, memory_order_relaxed);
 		if (!dv_try_take(c)) {
 			dv_sleep_ns(PACE_IDLE_NAP_NS);
 			continue;
 		}
-		unsigned n = (qps ? droce_comm_poll(c->comm, dv_now(c))
-				  : droce_ctx_poll(c->dctx, dv_now(c))) + dv_scan_armed(c);
+		uint64_t now = dv_now(c);
+		unsigned n = (qps ? droce_comm_poll(c->comm, now) : droce_ctx_poll(c->dctx, now)) +
+			     dv_scan_armed(c);
+		droce_telemetry_publish(c->tel, now);
+		uint64_t deadline = droce_ctx_next_deadline(c->dctx);
 		dv_give_back(c);
 		if (!qps) {
 			/* No QP yet: answer ARP now and then (backend_thread.c). */
 			dv_sleep_ns(1000000);
 			continue;
 		}
+		/* Out of the lock: DROCE_IDLE=adaptive sleeps here, until the
+		 * next timer or a post through the rings (which wakes it). */
+		droce_poller_step(c->poller, now, n, deadline);
+		if (adaptive)
+			continue;
 		idle = n ? 0 : idle + 1;
 		if (idle >= COMM_IDLE_SPIN)
 			dv_sleep_ns(PACE_IDLE_NAP_NS);
@@ -294,6 +304,7 @@ static int comm_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ib
 		ch->produced++;
 	}
 	spin_unlock(&ch->plock);
+	droce_poller_wake(qp->c->poller); /* DROCE_IDLE=adaptive: end a sleeping comm core's nap */
 	return r;
 }
 
@@ -323,6 +334,7 @@ static int comm_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ib
 		ch->produced++;
 	}
 	spin_unlock(&ch->plock);
+	droce_poller_wake(qp->c->poller);
 	return r;
 }
 

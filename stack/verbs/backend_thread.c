@@ -11,11 +11,23 @@
 #include <sched.h>
 #include <stdio.h>
 
+#include "telemetry/telemetry.h"
 #include "verbs/backend.h"
+
+/* A poll made by a verbs call, lock held: telemetry's snapshot (an
+ * application that drives keeps it fresh). The poller is the progress
+ * thread's alone (it steps it out of the lock): these polls are not in
+ * its busy/idle split. */
+static unsigned app_polled(struct dv_context *c, uint64_t now, unsigned n)
+{
+	droce_telemetry_publish(c->tel, now);
+	return n;
+}
 
 static unsigned poll_inline(struct dv_context *c)
 {
-	return droce_ctx_poll(c->dctx, dv_now(c));
+	uint64_t now = dv_now(c);
+	return app_polled(c, now, droce_ctx_poll(c->dctx, now));
 }
 
 /* An ACK this poll produces may wait for the application's next request
@@ -23,9 +35,10 @@ static unsigned poll_inline(struct dv_context *c)
 static unsigned poll_app(struct dv_context *c)
 {
 	dv_link_app_polling(&c->link, true);
-	unsigned n = droce_ctx_poll(c->dctx, dv_now(c));
+	uint64_t now = dv_now(c);
+	unsigned n = droce_ctx_poll(c->dctx, now);
 	dv_link_app_polling(&c->link, false);
-	return n;
+	return app_polled(c, now, n);
 }
 
 static unsigned thread_drive(struct dv_context *c, bool app_polls)
@@ -81,12 +94,23 @@ static void thread_run(struct dv_context *c)
 		}
 		bool recent = away < PACE_RECENT_NS;
 		dv_link_app_polling(&c->link, recent);
-		unsigned n = droce_ctx_poll(c->dctx, dv_now(c));
+		uint64_t now = dv_now(c);
+		unsigned n = droce_ctx_poll(c->dctx, now);
 		dv_link_app_polling(&c->link, false);
 		n += dv_scan_armed(c);
+		droce_telemetry_publish(c->tel, now);
+		uint64_t deadline = droce_ctx_next_deadline(c->dctx);
 		dv_give_back(c);
-		uint64_t nap = dv_pace_stepped_in(pace, n, recent, dv_link_held_since(&c->link) != 0,
-						  c->link.hold_ns);
+		bool held = dv_link_held_since(&c->link) != 0;
+		uint64_t nap = dv_pace_stepped_in(pace, n, recent, held, c->link.hold_ns);
+		/* DROCE_IDLE=adaptive: an idle poll with no ACK held backs off
+		 * by the poller (longer sleeps, bounded by the next timer)
+		 * instead of the pace's short nap; else accounting only. */
+		if (c->dev->cfg.idle == DROCE_IDLE_ADAPTIVE && !n && !held) {
+			droce_poller_step(c->poller, now, 0, deadline);
+			continue;
+		}
+		droce_poller_step(c->poller, now, n, 0);
 		if (nap)
 			dv_sleep_ns((long)nap);
 	}

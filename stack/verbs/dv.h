@@ -73,6 +73,7 @@ struct dv_config {
 	int comm_core;          /**< DROCE_COMM_CORE, -1 = inline progress */
 	char eal[1024];         /**< DROCE_EAL, split on blanks */
 	double port_wait_s;     /**< DROCE_PORT_WAIT: the port may take this long to start */
+	uint8_t idle;           /**< DROCE_IDLE: enum droce_idle_mode, default busy */
 };
 
 /** DROCE_PORT_WAIT's default: a memif client waits this long for its server. */
@@ -175,6 +176,8 @@ struct dv_context {
 	struct dv_cq *cqs;          /**< every CQ (events scan the armed ones) */
 	/* The comm-core model's (backend_comm.c), unused by the other. */
 	struct droce_comm *comm;
+	struct droce_poller *poller;/**< the loop's busy/idle split and DROCE_IDLE; whoever polls */
+	struct droce_telemetry *tel;/**< /droce/ on DPDK's telemetry socket (NULL: without) */
 	struct dv_chan chan[DV_COMM_CHANNELS];
 	unsigned n_chan;            /**< channels allocated (in use or free) */
 	unsigned n_armed;           /**< CQs armed by req_notify_cq (lock held) */

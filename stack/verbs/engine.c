@@ -25,6 +25,7 @@
 
 #include "net/port/eal.h"
 #include "net/port/port.h"
+#include "telemetry/telemetry.h"
 #include "verbs/backend.h"
 
 /* Spins on a held lock before yielding the CPU instead. */
@@ -276,6 +277,18 @@ int dv_engine_start(struct dv_device *d)
 	return 0;
 }
 
+/* dv_engine_open's way out after the context was made: @return @p e. */
+static int undo_open(struct dv_context *c, int e)
+{
+	droce_telemetry_close(c->tel);
+	c->tel = NULL;
+	droce_poller_destroy(c->poller);
+	c->poller = NULL;
+	droce_ctx_destroy(c->dctx);
+	c->dctx = NULL;
+	return e;
+}
+
 int dv_engine_open(struct dv_context *c)
 {
 	struct dv_device *d = c->dev;
@@ -298,6 +311,15 @@ int dv_engine_open(struct dv_context *c)
 	if (!c->dctx)
 		return errno ? errno : ENOMEM;
 	c->port = d->port;
+	struct droce_poller_conf plc;
+	droce_poller_conf_init(&plc);
+	plc.idle = d->cfg.idle;
+	c->poller = droce_poller_create(&plc);
+	if (!c->poller)
+		return undo_open(c, errno ? errno : ENOMEM);
+	/* dpdk-telemetry.py -f PREFIX reads /droce/ctx etc. while it runs. */
+	c->tel = droce_telemetry_open(c->dctx, c->port, "droce0");
+	droce_telemetry_set_poller(c->tel, c->poller);
 	/* Pinned by its user (taskset, or DROCE_EAL -l): poll_cq need not
 	 * yield (cq.c). The progress thread inherits the opener's CPU. */
 	cpu_set_t mine;
@@ -305,11 +327,8 @@ int dv_engine_open(struct dv_context *c)
 	c->app_pinned = !sched_getaffinity(0, sizeof(mine), &mine) && CPU_COUNT(&mine) == 1 &&
 			(d->cfg.lcore < 0 || CPU_ISSET(d->cfg.lcore, &mine));
 	int e = c->be->open(c);
-	if (e) {
-		droce_ctx_destroy(c->dctx);
-		c->dctx = NULL;
-		return e;
-	}
+	if (e)
+		return undo_open(c, e);
 	atomic_init(&c->lock, 0);
 	atomic_init(&c->want, 0);
 	atomic_init(&c->stop, false);
@@ -317,9 +336,7 @@ int dv_engine_open(struct dv_context *c)
 	atomic_init(&c->app_tsc, 0);
 	if (pthread_create(&c->thread, NULL, progress_main, c)) {
 		c->be->close(c);
-		droce_ctx_destroy(c->dctx);
-		c->dctx = NULL;
-		return EAGAIN;
+		return undo_open(c, EAGAIN);
 	}
 	c->have_thread = true;
 	if (d->stats)
@@ -350,6 +367,16 @@ static void print_drops(const struct dv_context *c)
 	fprintf(stderr, "droce: ACKs held for a request: %llu left with one, %llu alone (%llu polls held)\n",
 		(unsigned long long)c->link.piggybacked, (unsigned long long)c->link.expired,
 		(unsigned long long)c->link.held_polls);
+	struct droce_poller_stats l;
+	if (!droce_poller_get_stats(c->poller, &l)) {
+		uint64_t all = l.busy_ns + l.idle_ns;
+		fprintf(stderr, "droce: poll loop: idle %s, busy %.1f%% (%.3f s busy, %.3f s idle; "
+			"%llu busy, %llu empty polls), %llu sleeps (%llu woken early)\n",
+			droce_idle_mode_name(l.idle), all ? 100.0 * (double)l.busy_ns / (double)all : 0.0,
+			(double)l.busy_ns / 1e9, (double)l.idle_ns / 1e9, (unsigned long long)l.busy_polls,
+			(unsigned long long)l.idle_polls, (unsigned long long)l.sleeps,
+			(unsigned long long)l.woken);
+	}
 	c->be->report(c, false);
 }
 
@@ -368,8 +395,12 @@ void dv_engine_close(struct dv_context *c)
 	c->be->close(c);
 	if (c->dev->stats)
 		print_drops(c);
+	droce_telemetry_close(c->tel);
+	c->tel = NULL;
 	droce_ctx_destroy(c->dctx);
 	c->dctx = NULL;
+	droce_poller_destroy(c->poller);
+	c->poller = NULL;
 	rte_delay_us_sleep(CLOSE_LINGER_US);
 }
 

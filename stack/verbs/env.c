@@ -92,6 +92,16 @@ int dv_config_parse(struct dv_config *c, const char *(*get)(const char *name),
 			return bad(err, errlen, "DROCE_PORT_WAIT: '%s' is not 0..3600 seconds", w);
 		c->port_wait_s = v;
 	}
+	/* DROCE_IDLE: what the progress thread or comm core does when idle. */
+	const char *idle = get("DROCE_IDLE");
+	if (idle && *idle) {
+		/* By name here, not droce_idle_mode_parse(): this file links
+		 * without the engine (the unit suite's test_env). */
+		if (!strcmp(idle, "adaptive"))
+			c->idle = DROCE_IDLE_ADAPTIVE;
+		else if (strcmp(idle, "busy"))
+			return bad(err, errlen, "DROCE_IDLE: want busy or adaptive, got '%s'", idle);
+	}
 	const char *eal = get("DROCE_EAL");
 	if (eal) {
 		if (strlen(eal) >= sizeof(c->eal))

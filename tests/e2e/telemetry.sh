@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # e2e: droce's commands on DPDK's telemetry socket, read with Debian's
 # dpdk-telemetry.py while a droce-perf write_bw runs over memif: every
-# command answers, and the counters move between two reads mid-run.
+# command answers, and the counters move between two reads mid-run (the
+# poll loop's busy share among them).
 #   telemetry.sh DROCE_PERF
 set -u
 perf=$1
@@ -58,6 +59,10 @@ c1, c2 = j("ctx1.json"), j("ctx2.json")
 check(c1 and c1["name"] == "droce0" and c1["qps"] >= 1, "/droce/ctx names the context and its QPs")
 check(c2["tx_frames"] > c1["tx_frames"] and c2["at_ns"] > c1["at_ns"],
       "/droce/ctx tx_frames moves between two reads (%d -> %d)" % (c1["tx_frames"], c2["tx_frames"]))
+check(c2.get("idle_policy") == "busy" and 0 <= c2.get("busy_pct", -1) <= 100
+      and c2["busy_ns"] > c1["busy_ns"],
+      "/droce/ctx has the poll loop's idle policy and busy share (%s%%), its busy time moves"
+      % c2.get("busy_pct"))
 q1, q2 = j("qp1.json"), j("qp2.json")
 check(q1["qpn"] == qpn and q1["state"] == "RTS", "/droce/qp/info,%d: that QP, in RTS" % qpn)
 check(q2["tx_pkts"] > q1["tx_pkts"] and q2["psn_next"] != q1["psn_next"],

@@ -6,6 +6,7 @@
 #   base                                        (header-only, no dependency: below all)
 #   wire < cc < model < transport < core      (the engine, data flows one way)
 #   wire < net                                  (links, ports, neighbours)
+#   poll                                        (a loop's accounting and idle policy: public API only)
 #   cm, comm, telemetry, verbs, rdmacm          (above; never included below)
 #
 # Inside a folder, leaves: files that include none of their folder's other
@@ -27,10 +28,11 @@ declare -A allowed=(
   [transport]="wire cc model transport"
   [core]="wire cc model transport core"
   [cm]="wire cc model cm"
+  [poll]="poll"
   [comm]="wire comm"
   [net]="wire net"
   [telemetry]="wire net telemetry"
-  [verbs]="wire net cm comm verbs"
+  [verbs]="wire net cm comm telemetry verbs"
   [rdmacm]="wire net cm verbs rdmacm"
 )
 bad=0

@@ -109,6 +109,26 @@ static void test_peer_option(void **state)
 	assert_null(o.peer);
 }
 
+/* --idle: busy by default (today's loop), adaptive by name, nothing else;
+ * a droce option, refused with --backend verbs. */
+static void test_idle_option(void **state)
+{
+	(void)state;
+	struct perf_opts o;
+	char err[128];
+	const char *none[] = {"write_lat", NULL};
+	assert_int_equal(parse(&o, err, none), 0);
+	assert_int_equal(o.idle, DROCE_IDLE_BUSY);
+	const char *ad[] = {"write_lat", "--idle", "adaptive", NULL};
+	assert_int_equal(parse(&o, err, ad), 0);
+	assert_int_equal(o.idle, DROCE_IDLE_ADAPTIVE);
+	const char *bad[] = {"write_lat", "--idle", "sleepy", NULL};
+	assert_int_equal(parse(&o, err, bad), -EINVAL);
+	assert_non_null(strstr(err, "--idle"));
+	const char *vb[] = {"write_lat", "--backend", "verbs", "--idle", "adaptive", NULL};
+	assert_int_equal(parse(&o, err, vb), -EINVAL);
+}
+
 static void test_bad_command_lines(void **state)
 {
 	struct perf_opts o;
@@ -359,6 +379,7 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_cm_option),
 		cmocka_unit_test(test_peer_option),
+		cmocka_unit_test(test_idle_option),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -417,6 +417,42 @@ static void test_comm_destroy_qp_with_commands_queued(void **state)
 	lone_fini(&l);
 }
 
+/* droce_comm_set_poller: every droce_comm_poll() steps the poller with its
+ * work at its now (a refused command is work: it moved), and an idle one
+ * under DROCE_IDLE_ADAPTIVE sleeps once past spin_ns. */
+static void test_comm_poller_steps(void **state)
+{
+	(void)state;
+	struct lone l;
+	lone_init(&l);
+	struct droce_poller_conf pc;
+	droce_poller_conf_init(&pc);
+	pc.idle = DROCE_IDLE_ADAPTIVE;
+	pc.spin_ns = 1000;
+	struct droce_poller *pl = droce_poller_create(&pc);
+	assert_non_null(pl);
+	assert_int_equal(droce_comm_set_poller(NULL, pl), -EINVAL);
+	assert_int_equal(droce_comm_set_poller(l.comm, pl), 0);
+	struct droce_qp_init_attr ia = {.send_cq = l.cq, .recv_cq = l.cq};
+	struct droce_qp *qp = droce_create_qp(l.ctx, &ia);
+	struct droce_send_wr wr = {.opcode = DROCE_WR_SEND, .wr_id = 1};
+	assert_int_equal(droce_chan_post_send(l.ch, qp, &wr), 0);
+	assert_true(droce_comm_poll(l.comm, 10000) > 0); /* the refusal */
+	assert_int_equal(droce_comm_poll(l.comm, 10500), 0);
+	assert_int_equal(droce_comm_poll(l.comm, 12000), 0); /* 2 us quiet: sleeps */
+	struct droce_poller_stats st;
+	assert_int_equal(droce_poller_get_stats(pl, &st), 0);
+	assert_int_equal(st.busy_ns, 500);
+	assert_int_equal(st.idle_ns, 1500);
+	assert_int_equal(st.busy_polls, 1);
+	assert_int_equal(st.sleeps, 1);
+	struct droce_wc wc[2];
+	assert_int_equal(droce_chan_poll_cq(l.ch, 2, wc), 1);
+	droce_comm_set_poller(l.comm, NULL);
+	droce_poller_destroy(pl);
+	lone_fini(&l);
+}
+
 /* The same for an address handle: a queued send naming a handle destroyed
  * through droce_comm_destroy_ah() is refused (LOC_QP_OP_ERR, vendor_err
  * EINVAL), never posted with the freed handle. */
@@ -464,6 +500,7 @@ int main(void)
 		cmocka_unit_test(test_comm_core_send_with_imm),
 		cmocka_unit_test(test_comm_destroy_qp_with_commands_queued),
 		cmocka_unit_test(test_comm_destroy_ah_with_commands_queued),
+		cmocka_unit_test(test_comm_poller_steps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
