@@ -634,7 +634,38 @@ struct droce_qp_stats {
 	uint32_t psn_expected;      /**< responder: the PSN it expects next (ePSN) */
 	uint64_t cc_rate_mbps;      /**< the rate the cc paces at (dcqcn's current rate);
 				         0 for algorithms that keep only a window */
+	/* selective repeat (droce_qp_set_transport; docs/transport.md) */
+	uint8_t transport;          /**< enum droce_transport in use */
+	uint64_t sr_ooo_placed;     /**< responder: packets placed out of order */
+	uint64_t sr_ooo_dropped;    /**< responder: out-of-order packets it could not place
+				         (not a plain WRITE, or past its bitmap): resent */
+	uint64_t sack_sent, sack_rcvd; /**< ACKs carrying the SACK block */
+	uint64_t sr_rounds;         /**< requester: resend rounds a SACK started */
+	uint64_t sr_skipped;        /**< requester: PSNs not resent because SACKed */
 };
+
+/**
+ * How a RC QP recovers from loss (docs/transport.md, "Selective repeat").
+ * Both ends must choose the same mode: droce never announces it on the wire
+ * by itself (droce's CM agrees it in its private data, docs/cm.md); against
+ * any other peer the QP stays GBN, the IBTA's go-back-N, byte for byte.
+ */
+enum droce_transport {
+	DROCE_TRANSPORT_GBN = 0,      /**< IBTA go-back-N (9.7.6), the default */
+	DROCE_TRANSPORT_SR = 1,       /**< selective repeat, BDP-capped flight */
+	DROCE_TRANSPORT_SR_SPRAY = 2, /**< selective repeat, packets sprayed over UDP source ports */
+};
+
+/**
+ * Loss recovery of a RC QP (enum droce_transport), before it reaches RTR.
+ * @return 0, or -EINVAL (not RC, unknown mode, QP in RTR or later).
+ */
+int droce_qp_set_transport(struct droce_qp *qp, int mode);
+
+/** enum droce_transport by name ("gbn", "sr", "sr-spray"). @return the mode or -EINVAL. */
+int droce_transport_parse(const char *name);
+/** The name of an enum droce_transport; "?" for any other value. */
+const char *droce_transport_name(int mode);
 
 /**
  * ACK timeout mode of one QP (enum droce_timeout_mode in droce/ctx.h;

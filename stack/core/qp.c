@@ -237,6 +237,39 @@ int droce_qp_get_stats(const struct droce_qp *qp, struct droce_qp_stats *out)
 	out->psn_expected = qp->tp.epsn;
 	out->cc_rate_mbps = qp->cc && !strcmp(qp->cc->name, "dcqcn")
 				    ? (uint64_t)(qp->ccs.u.dcqcn.rc * 8000.0) : 0;
+	out->transport = qp->transport;
+	return 0;
+}
+
+static const char *const transport_names[] = {
+	[DROCE_TRANSPORT_GBN] = "gbn",
+	[DROCE_TRANSPORT_SR] = "sr",
+	[DROCE_TRANSPORT_SR_SPRAY] = "sr-spray",
+};
+
+int droce_transport_parse(const char *name)
+{
+	for (unsigned i = 0; name && i < sizeof(transport_names) / sizeof(transport_names[0]); i++)
+		if (!strcmp(name, transport_names[i]))
+			return (int)i;
+	return -EINVAL;
+}
+
+const char *droce_transport_name(int mode)
+{
+	if (mode < 0 || mode > DROCE_TRANSPORT_SR_SPRAY)
+		return "?";
+	return transport_names[mode];
+}
+
+int droce_qp_set_transport(struct droce_qp *qp, int mode)
+{
+	/* Before RTR: the responder's first packet already follows the mode. */
+	if (!qp || qp->type != DROCE_QPT_RC || mode < DROCE_TRANSPORT_GBN ||
+	    mode > DROCE_TRANSPORT_SR_SPRAY ||
+	    (qp->state != DROCE_QPS_RESET && qp->state != DROCE_QPS_INIT))
+		return -EINVAL;
+	qp->transport = (uint8_t)mode;
 	return 0;
 }
 

@@ -27,6 +27,7 @@
 #include "wire/psn.h"
 #include "transport/place.h"
 #include "transport/tp_int.h"
+#include "transport/sr.h"
 #include "wire/opcode.h"
 
 enum resp_state {
@@ -39,6 +40,7 @@ enum resp_state {
 	RESPST_EXECUTE,
 	RESPST_DUPLICATE,
 	RESPST_OUT_OF_SEQ,
+	RESPST_SR_OOO,            /* selective repeat: past ePSN, maybe placed now (sr.h) */
 	RESPST_RNR,
 	RESPST_BUSY,              /* response queue full: drop, the requester retries */
 	RESPST_ERR_INVALID_REQ,   /* NAK invalid request, QP -> ERR */
@@ -59,6 +61,7 @@ struct resp_ctx {
 	uint32_t plen;
 	uint8_t *target;     /* WRITE/READ/atomic: resolved memory */
 	struct droce_mr_ref mr; /* ... and the registration it is in */
+	bool ooo;            /* selective repeat: placed ahead of ePSN, nothing else done */
 };
 
 void droce_resp_reset(struct droce_qp *qp)
@@ -181,7 +184,7 @@ static enum resp_state chk_psn(struct resp_ctx *c)
 	struct droce_qp *qp = c->qp;
 	int32_t d = droce_psn_diff(c->psn, qp->tp.epsn);
 	if (d > 0)
-		return RESPST_OUT_OF_SEQ;
+		return qp->transport ? RESPST_SR_OOO : RESPST_OUT_OF_SEQ;
 	if (d < 0)
 		return RESPST_DUPLICATE;
 	qp->tp.nak_gap = false;
@@ -252,6 +255,12 @@ static enum resp_state chk_length(struct resp_ctx *c)
 		return RESPST_ERR_INVALID_REQ;
 	if (f & DROCE_OPF_WRITE) {
 		uint32_t left = (f & DROCE_OPF_FIRST) ? c->pkt->h.ext.reth.dma_len : qp->tp.wr_left;
+		/* Selective repeat's last packet of a WRITE with immediate: its
+		 * RETH names the whole message, the payload is the tail after
+		 * whole PMTUs (docs/wire.md). */
+		if (qp->transport && (f & DROCE_OPF_ONLY) == DROCE_OPF_ONLY && c->plen < left &&
+		    c->plen && !((left - c->plen) & (mtu - 1)))
+			left = c->plen;
 		if (c->plen > left)
 			return RESPST_ERR_INVALID_REQ;
 		if ((f & DROCE_OPF_LAST) && c->plen != left)
@@ -387,10 +396,24 @@ static enum resp_state execute(struct resp_ctx *c)
 		return RESPST_DONE;
 	}
 	if (f & DROCE_OPF_WRITE) {
+		if (c->ooo) {
+			/* Selective repeat, ahead of ePSN: placed, remembered
+			 * (sr.c); executed when ePSN reaches it. */
+			droce_place(c->target, pkt->payload, c->plen);
+			droce_sr_resp_placed(qp, c->psn);
+			queue_ack(qp, droce_psn_add(qp->tp.ack_psn, DROCE_PSN_MASK));
+			return RESPST_DONE;
+		}
 		if (f & DROCE_OPF_FIRST) {
 			qp->tp.wr_ptr = c->target;
 			qp->tp.wr_mr = c->mr;
 			qp->tp.wr_len = qp->tp.wr_left = pkt->h.ext.reth.dma_len;
+			if (qp->transport && (f & DROCE_OPF_ONLY) == DROCE_OPF_ONLY &&
+			    c->plen < qp->tp.wr_len) {
+				/* the tail of a selective-repeat WRITE with immediate */
+				qp->tp.wr_ptr += qp->tp.wr_len - c->plen;
+				qp->tp.wr_left = c->plen;
+			}
 		}
 		if (c->plen) {
 			/* In ascending address order: peers poll flags a WRITE
@@ -571,6 +594,24 @@ static enum resp_state out_of_seq(struct resp_ctx *c)
 	return RESPST_EXIT;
 }
 
+/* Selective repeat: no sequence NAK; a packet the responder can place now
+ * goes through the checks (an error there drops it: it is NAKed when it
+ * comes again in order), any other waits to be resent. Either way the ACK,
+ * with its SACK block, tells the requester. */
+static enum resp_state sr_ooo(struct resp_ctx *c)
+{
+	struct droce_qp *qp = c->qp;
+	qp->stats.out_of_seq++;
+	bool place = droce_sr_resp_ooo(qp, c->pkt);
+	queue_ack(qp, droce_psn_add(qp->tp.ack_psn, DROCE_PSN_MASK));
+	if (!place) {
+		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_OUT_OF_SEQ);
+		return RESPST_EXIT;
+	}
+	c->ooo = true;
+	return RESPST_CHK_OP_VALID;
+}
+
 /* 9.7.5.2.8: no receive WQE: RNR NAK with our min_rnr_timer; the packet is
  * not executed and the expected PSN stays. Later packets of the burst are
  * out of sequence and silently dropped (nak_gap). */
@@ -635,6 +676,12 @@ void droce_resp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t no
 	};
 	enum resp_state s = RESPST_CHK_PSN;
 	while (s != RESPST_DONE && s != RESPST_EXIT) {
+		if (c.ooo && s >= RESPST_RNR) {
+			/* out of order and refused: dropped, no NAK (sr_ooo) */
+			droce_ctx_drop(qp->ctx, qp, DROCE_DROP_OUT_OF_SEQ);
+			qp->stats.sr_ooo_dropped++;
+			break;
+		}
 		switch (s) {
 		case RESPST_CHK_PSN: s = chk_psn(&c); break;
 		case RESPST_CHK_OP_SEQ: s = chk_op_seq(&c); break;
@@ -645,6 +692,7 @@ void droce_resp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t no
 		case RESPST_EXECUTE: s = execute(&c); break;
 		case RESPST_DUPLICATE: s = duplicate(&c); break;
 		case RESPST_OUT_OF_SEQ: s = out_of_seq(&c); break;
+		case RESPST_SR_OOO: s = sr_ooo(&c); break;
 		case RESPST_RNR: s = rnr(&c); break;
 		case RESPST_BUSY:
 			droce_ctx_drop(qp->ctx, qp, DROCE_DROP_RESP_BUSY);
@@ -658,6 +706,9 @@ void droce_resp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t no
 		default: s = RESPST_EXIT; break;
 		}
 	}
+	/* Selective repeat: ePSN moved up to packets placed ahead of it. */
+	if (qp->transport && qp->state != DROCE_QPS_ERR && droce_sr_resp_advance(qp))
+		queue_ack(qp, droce_psn_add(qp->tp.ack_psn, DROCE_PSN_MASK));
 }
 
 /* ------------------------------------------------------------ transmit -- */
@@ -737,6 +788,25 @@ static int send_aeth(struct droce_qp *qp, uint8_t syndrome, uint32_t psn, uint32
 	return 0;
 }
 
+/* The coalesced ACK; on a selective-repeat QP with packets seen past ePSN,
+ * with the SACK block behind its AETH (wire/sack.h). */
+static int send_ack(struct droce_qp *qp, uint64_t now)
+{
+	uint8_t sack[DROCE_SACK_LEN];
+	if (!qp->transport || !droce_sr_resp_sack(qp, qp->tp.pend_ack_psn, sack))
+		return send_aeth(qp, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, qp->tp.pend_ack_psn,
+				 qp->tp.msn, now);
+	struct droce_hdrs h = qp->tmpl;
+	h.bth.opcode = DROCE_OP_RC_ACKNOWLEDGE;
+	h.bth.psn = qp->tp.pend_ack_psn;
+	h.ext.aeth.syndrome = DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID;
+	h.ext.aeth.msn = qp->tp.msn;
+	if (droce_tp_xmit_tail(qp, &h, sack, sizeof(sack), now) == -ENOBUFS)
+		return -ENOBUFS;
+	qp->stats.acks_sent++;
+	return 0;
+}
+
 enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned quota,
 				   unsigned *sent)
 {
@@ -785,7 +855,7 @@ enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned q
 	    droce_psn_diff(qp->tp.pend_ack_psn, qp->tp.nak_psn) < 0) {
 		if (*sent >= quota)
 			return DROCE_TX_MORE;
-		if (send_aeth(qp, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, qp->tp.pend_ack_psn, qp->tp.msn, now))
+		if (send_ack(qp, now))
 			return DROCE_TX_BUSY;
 		qp->tp.ack_pending = false;
 		(*sent)++;
@@ -811,7 +881,7 @@ enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned q
 	if (qp->tp.ack_pending) {
 		if (*sent >= quota)
 			return DROCE_TX_MORE;
-		if (send_aeth(qp, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, qp->tp.pend_ack_psn, qp->tp.msn, now))
+		if (send_ack(qp, now))
 			return DROCE_TX_BUSY;
 		qp->tp.ack_pending = false;
 		(*sent)++;
