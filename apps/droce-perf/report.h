@@ -53,6 +53,9 @@ struct perf_counters {
 	uint64_t imp_frames, imp_dropped, imp_held, imp_duplicated, imp_corrupted;
 	/* Per QP (droce backend; rdma-core exposes none of it): the RTT the
 	 * requester measured, the ACK timeout and window in use. */
+	/* selective repeat (--transport sr|sr-spray; droce backend) */
+	uint8_t transport;         /* enum droce_transport */
+	uint64_t sr_ooo_placed, sr_ooo_dropped, sack_sent, sack_rcvd, sr_rounds, sr_skipped;
 	unsigned n_path;
 	struct perf_qp_path *path; /* n_path entries, malloc'd; perf_counters_free */
 };

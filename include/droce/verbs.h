@@ -662,10 +662,27 @@ enum droce_transport {
  */
 int droce_qp_set_transport(struct droce_qp *qp, int mode);
 
-/** enum droce_transport by name ("gbn", "sr", "sr-spray"). @return the mode or -EINVAL. */
-int droce_transport_parse(const char *name);
 /** The name of an enum droce_transport; "?" for any other value. */
-const char *droce_transport_name(int mode);
+static inline const char *droce_transport_name(int mode)
+{
+	return mode == DROCE_TRANSPORT_GBN        ? "gbn"
+	       : mode == DROCE_TRANSPORT_SR       ? "sr"
+	       : mode == DROCE_TRANSPORT_SR_SPRAY ? "sr-spray"
+						  : "?";
+}
+
+/** enum droce_transport by name ("gbn", "sr", "sr-spray"). @return the mode, or -22 (-EINVAL). */
+static inline int droce_transport_parse(const char *name)
+{
+	for (int m = DROCE_TRANSPORT_GBN; name && m <= DROCE_TRANSPORT_SR_SPRAY; m++) {
+		const char *a = droce_transport_name(m), *b = name;
+		while (*a && *a == *b)
+			a++, b++;
+		if (!*a && !*b)
+			return m;
+	}
+	return -22; /* -EINVAL, without <errno.h> in a public header */
+}
 
 /**
  * ACK timeout mode of one QP (enum droce_timeout_mode in droce/ctx.h;

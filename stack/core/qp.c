@@ -241,27 +241,6 @@ int droce_qp_get_stats(const struct droce_qp *qp, struct droce_qp_stats *out)
 	return 0;
 }
 
-static const char *const transport_names[] = {
-	[DROCE_TRANSPORT_GBN] = "gbn",
-	[DROCE_TRANSPORT_SR] = "sr",
-	[DROCE_TRANSPORT_SR_SPRAY] = "sr-spray",
-};
-
-int droce_transport_parse(const char *name)
-{
-	for (unsigned i = 0; name && i < sizeof(transport_names) / sizeof(transport_names[0]); i++)
-		if (!strcmp(name, transport_names[i]))
-			return (int)i;
-	return -EINVAL;
-}
-
-const char *droce_transport_name(int mode)
-{
-	if (mode < 0 || mode > DROCE_TRANSPORT_SR_SPRAY)
-		return "?";
-	return transport_names[mode];
-}
-
 int droce_qp_set_transport(struct droce_qp *qp, int mode)
 {
 	/* Before RTR: the responder's first packet already follows the mode. */

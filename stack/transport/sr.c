@@ -164,8 +164,16 @@ void droce_sr_on_sack(struct droce_qp *qp, uint32_t ack_psn, const struct droce_
 	if (droce_psn_diff(hi, t->sr.peer_hi) > 0)
 		t->sr.peer_hi = hi;
 	/* A hole the responder has seen DUPTHRESH PSNs past is lost (reordering
-	 * shallower than that resends nothing). */
-	uint32_t lost_end = droce_psn_add(t->sr.peer_hi, DROCE_PSN_MASK + 1u - DROCE_DEFAULT_SR_DUPTHRESH);
+	 * shallower than that resends nothing). When nothing new can go out
+	 * (the flight is at its cap, which counts from the hole, or every
+	 * posted WQE is sent), no later packet will ever make the count: then
+	 * any hole below what the responder has seen is (RFC 5827's early
+	 * retransmit), or only the ACK timeout would repair it. */
+	bool stuck = t->sq_new == qp->sq_tail ||
+		     (uint32_t)droce_psn_diff(t->snd_max, t->una_psn) >= droce_sr_flight(qp);
+	uint32_t lost_end = stuck ? t->sr.peer_hi
+				  : droce_psn_add(t->sr.peer_hi,
+						  DROCE_PSN_MASK + 1u - DROCE_DEFAULT_SR_DUPTHRESH);
 	if (droce_psn_diff(lost_end, t->sr.resent_to) <= 0)
 		return;
 	uint32_t p = t->sr.resent_to;
