@@ -71,6 +71,8 @@ struct droce_tp_timer {
 /** Selective repeat's bitmaps (transport/sr.c), PSN-relative, 64 bits a word. */
 #define DROCE_SR_WORDS 4u
 #define DROCE_SR_BITS (DROCE_SR_WORDS * 64u)
+/** WRITEs with immediate a selective-repeat responder holds placed ahead of ePSN. */
+#define DROCE_SR_IMM 16u
 
 /** Selective repeat's per-QP state (transport/sr.c); idle in GBN mode. */
 struct droce_tp_sr {
@@ -78,6 +80,10 @@ struct droce_tp_sr {
 	uint64_t rx_map[DROCE_SR_WORDS];
 	uint32_t rx_base;             /* the PSN of bit 0 (ePSN once caught up) */
 	uint32_t rx_hi;               /* one past the highest PSN seen */
+	struct {                      /* WRITE with immediate placed ahead: completes in order */
+		uint32_t psn, imm, len;
+		bool used;
+	} rx_imm[DROCE_SR_IMM];
 	/* requester: bit i = PSN tx_base + i SACKed by the responder */
 	uint64_t tx_map[DROCE_SR_WORDS];
 	uint32_t tx_base;             /* una_psn once caught up */

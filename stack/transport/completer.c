@@ -147,7 +147,7 @@ static void went_back_to(struct droce_qp *qp, uint32_t psn)
 	qp->tp.went_back = true;
 	qp->tp.back_psn = psn;
 	if (qp->transport)
-		droce_sr_go_back(qp); /* resend all not SACKed */
+		droce_sr_go_back(qp, psn); /* resend all not SACKed */
 }
 
 /* Go back to @p psn because of a NAK or a detected response gap. */

@@ -283,7 +283,7 @@ static enum resp_state chk_resource(struct resp_ctx *c)
 	uint16_t f = c->flags;
 	bool need_rwqe = (f & DROCE_OPF_SEND) ? (f & DROCE_OPF_FIRST) != 0
 					       : (f & DROCE_OPF_RWQE) != 0;
-	if (need_rwqe) {
+	if (need_rwqe && !c->ooo) { /* placed ahead: the WQE is taken in order (sr.c) */
 		if (!droce_rq_next(qp))
 			return RESPST_RNR;
 		const struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
@@ -399,8 +399,10 @@ static enum resp_state execute(struct resp_ctx *c)
 		if (c->ooo) {
 			/* Selective repeat, ahead of ePSN: placed, remembered
 			 * (sr.c); executed when ePSN reaches it. */
-			droce_place(c->target, pkt->payload, c->plen);
-			droce_sr_resp_placed(qp, c->psn);
+			if (c->plen) /* a tail: the RETH may name the whole message */
+				droce_place(c->target + (pkt->h.ext.reth.dma_len - c->plen), pkt->payload,
+					    c->plen);
+			droce_sr_resp_placed(qp, pkt);
 			queue_ack(qp, droce_psn_add(qp->tp.ack_psn, DROCE_PSN_MASK));
 			return RESPST_DONE;
 		}
@@ -654,6 +656,50 @@ static enum resp_state err_rwqe(struct resp_ctx *c)
 	return err_nak(c, DROCE_NAK_REMOTE_OP);
 }
 
+/* Selective repeat: ePSN moved up to packets placed ahead of it; a WRITE
+ * with immediate among them takes its receive WQE now, in PSN order, or is
+ * refused with an RNR NAK (and resent: the requester forgets its SACK). */
+static void sr_advance(struct droce_qp *qp)
+{
+	bool imm_at, owe = false;
+	struct droce_sr_imm im;
+	while (droce_sr_resp_advance(qp, &imm_at, &im)) {
+		owe = true;
+		if (!imm_at)
+			break;
+		if (!droce_rq_next(qp)) {
+			qp->tp.nak_gap = true;
+			queue_nak(qp, DROCE_AETH_RNR_NAK | (qp->attr.min_rnr_timer & DROCE_AETH_VALUE_MASK),
+				  qp->tp.epsn, false);
+			break;
+		}
+		struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
+		qp->rq_head++;
+		if (r->status != DROCE_WC_SUCCESS) {
+			recv_wc(qp, r, DROCE_WC_LOC_PROT_ERR, DROCE_WC_RECV, 0, NULL);
+			if (qp->state != DROCE_QPS_ERR)
+				queue_nak(qp, DROCE_AETH_NAK | DROCE_NAK_REMOTE_OP, qp->tp.epsn, true);
+			return;
+		}
+		droce_sr_resp_take(qp);
+		struct droce_wc wc = {
+			.wr_id = r->wr_id,
+			.status = DROCE_WC_SUCCESS,
+			.opcode = DROCE_WC_RECV_RDMA_WITH_IMM,
+			.byte_len = im.len,
+			.qp_num = qp->qpn,
+			.src_qp = qp->attr.dest_qp_num,
+			.wc_flags = DROCE_WC_WITH_IMM,
+			.imm_data = htobe32(im.imm),
+		};
+		droce_tp_complete(qp, qp->rcq, &wc);
+		if (qp->state == DROCE_QPS_ERR)
+			return;
+	}
+	if (owe)
+		queue_ack(qp, droce_psn_add(qp->tp.ack_psn, DROCE_PSN_MASK));
+}
+
 void droce_resp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now)
 {
 	if (qp->state < DROCE_QPS_RTR || qp->state == DROCE_QPS_ERR || qp->tp.resp_err) {
@@ -706,9 +752,8 @@ void droce_resp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t no
 		default: s = RESPST_EXIT; break;
 		}
 	}
-	/* Selective repeat: ePSN moved up to packets placed ahead of it. */
-	if (qp->transport && qp->state != DROCE_QPS_ERR && droce_sr_resp_advance(qp))
-		queue_ack(qp, droce_psn_add(qp->tp.ack_psn, DROCE_PSN_MASK));
+	if (qp->transport && qp->state != DROCE_QPS_ERR)
+		sr_advance(qp);
 }
 
 /* ------------------------------------------------------------ transmit -- */

@@ -45,6 +45,22 @@ static void rx_sync(struct droce_tp *t)
 		t->sr.rx_base = t->epsn;
 }
 
+static int imm_find(const struct droce_tp *t, uint32_t psn)
+{
+	for (unsigned i = 0; i < DROCE_SR_IMM; i++)
+		if (t->sr.rx_imm[i].used && t->sr.rx_imm[i].psn == psn)
+			return (int)i;
+	return -1;
+}
+
+static void imm_forget_before(struct droce_tp *t)
+{
+	/* entries ePSN passed in order (a resend executed there) */
+	for (unsigned i = 0; i < DROCE_SR_IMM; i++)
+		if (t->sr.rx_imm[i].used && droce_psn_diff(t->sr.rx_imm[i].psn, t->epsn) < 0)
+			t->sr.rx_imm[i].used = false;
+}
+
 bool droce_sr_resp_ooo(struct droce_qp *qp, const struct droce_pkt *pkt)
 {
 	struct droce_tp *t = &qp->tp;
@@ -57,33 +73,69 @@ bool droce_sr_resp_ooo(struct droce_qp *qp, const struct droce_pkt *pkt)
 		qp->stats.dup_reqs++; /* placed already: a needless resend */
 		return false;
 	}
-	if (pkt->h.bth.opcode != DROCE_OP_RC_RDMA_WRITE_ONLY || off >= DROCE_SR_BITS) {
+	bool ok = pkt->h.bth.opcode == DROCE_OP_RC_RDMA_WRITE_ONLY;
+	if (pkt->h.bth.opcode == DROCE_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE) {
+		imm_forget_before(t);
+		for (unsigned i = 0; !ok && i < DROCE_SR_IMM; i++)
+			ok = !t->sr.rx_imm[i].used; /* room to keep its immediate */
+	}
+	if (!ok || off >= DROCE_SR_BITS) {
 		qp->stats.sr_ooo_dropped++;
 		return false;
 	}
 	return true;
 }
 
-void droce_sr_resp_placed(struct droce_qp *qp, uint32_t psn)
+void droce_sr_resp_placed(struct droce_qp *qp, const struct droce_pkt *pkt)
 {
 	struct droce_tp *t = &qp->tp;
+	uint32_t psn = pkt->h.bth.psn;
 	map_set(t->sr.rx_map, (uint32_t)droce_psn_diff(psn, t->sr.rx_base));
 	qp->stats.sr_ooo_placed++;
+	if (pkt->h.bth.opcode != DROCE_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE)
+		return;
+	for (unsigned i = 0; i < DROCE_SR_IMM; i++) {
+		if (!t->sr.rx_imm[i].used) {
+			t->sr.rx_imm[i].used = true;
+			t->sr.rx_imm[i].psn = psn;
+			t->sr.rx_imm[i].imm = pkt->h.ext.imm;
+			t->sr.rx_imm[i].len = pkt->h.ext.reth.dma_len;
+			return;
+		}
+	}
 }
 
-bool droce_sr_resp_advance(struct droce_qp *qp)
+void droce_sr_resp_take(struct droce_qp *qp)
+{
+	struct droce_tp *t = &qp->tp;
+	int k = imm_find(t, t->epsn);
+	if (k >= 0)
+		t->sr.rx_imm[k].used = false;
+	map_shift(t->sr.rx_map, 1);
+	t->epsn = t->ack_psn = t->sr.rx_base = droce_psn_add(t->epsn, 1);
+	t->msn = (t->msn + 1) & DROCE_MSN_MASK;
+}
+
+bool droce_sr_resp_advance(struct droce_qp *qp, bool *imm_at, struct droce_sr_imm *imm)
 {
 	struct droce_tp *t = &qp->tp;
 	bool moved = false;
-	if (droce_psn_diff(droce_psn_add(t->epsn, 0), t->sr.rx_hi) > 0)
+	*imm_at = false;
+	if (droce_psn_diff(t->epsn, t->sr.rx_hi) > 0)
 		t->sr.rx_hi = t->epsn; /* a READ took PSNs past everything seen */
 	rx_sync(t);
 	/* Every placed packet is a WRITE_ONLY: one message each (9.7.5.1.1
-	 * MSN), executed now that every PSN before it is. */
+	 * MSN), executed now that every PSN before it is; one with immediate
+	 * waits for its receive WQE. */
 	while (t->sr.rx_map[0] & 1u) {
-		map_shift(t->sr.rx_map, 1);
-		t->epsn = t->ack_psn = t->sr.rx_base = droce_psn_add(t->epsn, 1);
-		t->msn = (t->msn + 1) & DROCE_MSN_MASK;
+		int k = imm_find(t, t->epsn);
+		if (k >= 0) {
+			*imm_at = true;
+			imm->imm = t->sr.rx_imm[k].imm;
+			imm->len = t->sr.rx_imm[k].len;
+			return true;
+		}
+		droce_sr_resp_take(qp);
 		moved = true;
 	}
 	return moved;
@@ -200,10 +252,17 @@ void droce_sr_on_sack(struct droce_qp *qp, uint32_t ack_psn, const struct droce_
 	droce_tmr_rewound(qp, now);
 }
 
-void droce_sr_go_back(struct droce_qp *qp)
+void droce_sr_go_back(struct droce_qp *qp, uint32_t psn)
 {
-	qp->tp.sr.round = false;
-	qp->tp.sr.resent_to = qp->tp.una_psn;
+	struct droce_tp *t = &qp->tp;
+	t->sr.round = false;
+	t->sr.resent_to = t->una_psn;
+	/* The responder asks for @p psn again (an RNR NAK for a WRITE with
+	 * immediate it placed ahead and has no receive WQE for): not SACKed. */
+	tx_sync(t);
+	int32_t off = droce_psn_diff(psn, t->sr.tx_base);
+	if (off >= 0 && (uint32_t)off < DROCE_SR_BITS)
+		t->sr.tx_map[off / 64] &= ~(1ull << (off % 64));
 }
 
 enum droce_sr_tx droce_sr_tx_check(struct droce_qp *qp, uint32_t psn)

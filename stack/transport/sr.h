@@ -30,19 +30,32 @@
 /** A request with PSN past ePSN arrived: @return true when it may be placed
  * now (a plain WRITE_ONLY within the bitmap, not placed before). */
 bool droce_sr_resp_ooo(struct droce_qp *qp, const struct droce_pkt *pkt);
-/** The out-of-order packet @p psn was placed. */
-void droce_sr_resp_placed(struct droce_qp *qp, uint32_t psn);
-/** ePSN may have moved: take in the packets placed beyond it.
- * @return true when ePSN moved over placed packets (an ACK is owed). */
-bool droce_sr_resp_advance(struct droce_qp *qp);
+/** The out-of-order packet was placed (@p pkt: a WRITE with immediate
+ * keeps its immediate and message length until it completes in order). */
+void droce_sr_resp_placed(struct droce_qp *qp, const struct droce_pkt *pkt);
+/** A WRITE with immediate placed ahead, now at ePSN: its receive WQE is owed. */
+struct droce_sr_imm {
+	uint32_t imm, len;
+};
+/**
+ * ePSN may have moved: take in the packets placed beyond it, up to one that
+ * consumes a receive WQE. @return true when ePSN moved (an ACK is owed);
+ * *@p imm_at is then true when ePSN stops at a placed WRITE with immediate
+ * (@p imm): the caller consumes a receive WQE, completes it and calls
+ * droce_sr_resp_take(), or answers RNR for ePSN.
+ */
+bool droce_sr_resp_advance(struct droce_qp *qp, bool *imm_at, struct droce_sr_imm *imm);
+/** The placed packet at ePSN is executed: ePSN past it. */
+void droce_sr_resp_take(struct droce_qp *qp);
 /** Whether the ACK for @p ack_psn carries a SACK block; if so, write it to @p out. */
 bool droce_sr_resp_sack(struct droce_qp *qp, uint32_t ack_psn, uint8_t out[DROCE_SACK_LEN]);
 
 /* ---- requester ---- */
 /** A SACK block came with the ACK for @p ack_psn (after the ACK itself was taken). */
 void droce_sr_on_sack(struct droce_qp *qp, uint32_t ack_psn, const struct droce_sack *s, uint64_t now);
-/** A go-back (timeout, NAK, RNR, READ response gap): resend every PSN not SACKed. */
-void droce_sr_go_back(struct droce_qp *qp);
+/** A go-back to @p psn (timeout, NAK, RNR, READ response gap): resend every
+ * PSN not SACKed, and @p psn whatever the SACKs said. */
+void droce_sr_go_back(struct droce_qp *qp, uint32_t psn);
 /** Packets the QP may keep in flight (IRN's BDP cap). */
 uint32_t droce_sr_flight(const struct droce_qp *qp);
 

@@ -261,6 +261,39 @@ static void test_sr_mixed_loss_reorder(void **state)
 	mixed_run(DROCE_TRANSPORT_SR, "drop=0.05,reorder=0.1,dup=0.01,seed=9");
 }
 
+/* A WRITE with immediate placed ahead of a hole takes its receive WQE in
+ * order: none posted when the hole fills -> RNR NAK, the requester resends
+ * it (its SACK forgotten), and it completes once a WQE is there. */
+static void test_sr_imm_ahead_rnr(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, DROCE_TRANSPORT_SR, NULL, NULL);
+	uint64_t rb = (uint64_t)(uintptr_t)f.b;
+	fill_pattern(f.a, 8192, 4);
+	pair_rule(&f.p, A_TO_B, DROCE_IMPAIR_DROP, -1, PSN(f.P), 1);
+	assert_int_equal(post_rdma(f.c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, 1, f.amr, 0, 4096, rb,
+				   f.bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	assert_int_equal(post_rdma(f.c.qp[SIDE_A], DROCE_WR_RDMA_WRITE_WITH_IMM, 2, f.amr, 4096, 3000,
+				   rb + 4096, f.bmr->rkey, DROCE_SEND_SIGNALED, 0x77), 0);
+	wait_ok(&f, f.c.scq[SIDE_A], 1, NULL);
+	pair_run(&f.p, 2000000);
+	struct droce_qp_stats sb = qp_stats(f.c.qp[SIDE_B]);
+	assert_true(sb.sr_ooo_placed >= 3); /* P+1..P+3 and the tail P+6 .. */
+	assert_true(sb.rnr_nak_sent >= 1);
+	struct droce_wc wc;
+	assert_int_equal(cq_drain(f.c.scq[SIDE_A], &wc, 1), 0);
+	assert_int_equal(post_recv_buf(f.c.qp[SIDE_B], 9, f.bmr, 0, 0), 0);
+	wait_ok(&f, f.c.scq[SIDE_A], 2, NULL);
+	wait_ok(&f, f.c.rcq[SIDE_B], 9, &wc);
+	assert_int_equal(wc.opcode, DROCE_WC_RECV_RDMA_WITH_IMM);
+	assert_int_equal(wc.byte_len, 3000);
+	assert_int_equal(wc.imm_data, 0x77);
+	assert_int_equal(memcmp(f.b, f.a, 7096), 0);
+	assert_int_equal(cq_drain(f.c.rcq[SIDE_B], &wc, 1), 0);
+	pair_fini(&f.p);
+}
+
 /* A QP that did not agree takes no SACK: the ACK is dropped, counted. */
 static void test_gbn_drops_sack(void **state)
 {
@@ -318,6 +351,7 @@ int main(void)
 		cmocka_unit_test(test_sr_resends_only_the_lost),
 		cmocka_unit_test(test_sr_reorder_no_resend),
 		cmocka_unit_test(test_sr_mixed_loss_reorder),
+		cmocka_unit_test(test_sr_imm_ahead_rnr),
 		cmocka_unit_test(test_gbn_drops_sack),
 		cmocka_unit_test(test_set_transport),
 	};
