@@ -44,6 +44,11 @@ static void test_memif(void **state)
 			   "2.5", NULL};
 	assert_int_equal(parse(w, &c, err), 0);
 	assert_true(c.port_wait_s == 2.5);
+	assert_int_equal(c.transport, DROCE_TRANSPORT_GBN); /* unset: go-back-N */
+	const char *t[] = {"DROCE_PORT", "memif:client", "DROCE_IP", "10.1.2.3", "DROCE_TRANSPORT",
+			   "sr-spray", NULL};
+	assert_int_equal(parse(t, &c, err), 0);
+	assert_int_equal(c.transport, DROCE_TRANSPORT_SR_SPRAY);
 }
 
 static void test_kinds(void **state)
@@ -79,6 +84,7 @@ static void test_bad(void **state)
 		{"DROCE_PORT", "iface:eth0", "DROCE_IP", "1.2.3.4", "DROCE_COMM_CORE", "2x", NULL},
 		{"DROCE_PORT", "memif:client", "DROCE_IP", "1.2.3.4", "DROCE_PORT_WAIT", "-1", NULL},
 		{"DROCE_PORT", "memif:client", "DROCE_IP", "1.2.3.4", "DROCE_PORT_WAIT", "5s", NULL},
+		{"DROCE_PORT", "memif:client", "DROCE_IP", "1.2.3.4", "DROCE_TRANSPORT", "irn", NULL},
 	};
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		err[0] = 0;
