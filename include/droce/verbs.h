@@ -646,9 +646,10 @@ struct droce_qp_stats {
 
 /**
  * How a RC QP recovers from loss (docs/transport.md, "Selective repeat").
- * Both ends must choose the same mode: droce never announces it on the wire
- * by itself (droce's CM agrees it in its private data, docs/cm.md); against
- * any other peer the QP stays GBN, the IBTA's go-back-N, byte for byte.
+ * Both ends must choose the same mode: nothing on the wire announces it (the
+ * application, droce-perf's --transport or DROCE_TRANSPORT sets it on both
+ * sides); a QP left at GBN, the default, is IBTA go-back-N byte for byte, as
+ * any other peer (rxe, a NIC) expects. SR_SPRAY behaves as SR for now.
  */
 enum droce_transport {
 	DROCE_TRANSPORT_GBN = 0,      /**< IBTA go-back-N (9.7.6), the default */

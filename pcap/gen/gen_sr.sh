@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# pcap/sr-write-loss.pcap: the wire of selective repeat between two droce
+# pcap/sr/sr-write-loss.pcap: the wire of selective repeat between two droce
 # QPs (docs/wire.md, "Selective repeat"), made by the transport test bed: a
 # 16-packet RDMA WRITE as WRITE_ONLY packets with their own RETH, the 6th
 # lost, the ACK with droce's SACK block behind its AETH, the one packet
@@ -7,7 +7,7 @@
 #   pcap/gen/gen_sr.sh BUILD_DIR [OUT]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
-build=${1:-$here/build}; out=${2:-$here/pcap/sr-write-loss.pcap}
+build=${1:-$here/build}; out=${2:-$here/pcap/sr/sr-write-loss.pcap}
 work=$(mktemp -d /tmp/droce-sr-gen-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 DROCE_TEST_PCAP=$work/sr DROCE_TEST_ONLY=test_sr_resends_only_the_lost \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Selective repeat's frames decode in tshark without a malformed field:
-# the committed fixture pcap/sr-write-loss.pcap and a fresh one from the
+# the committed fixture pcap/sr/sr-write-loss.pcap and a fresh one from the
 # transport test bed (the same loss under sr and under gbn). Under sr every
 # WRITE packet is a WRITE_ONLY with a RETH and one ACK carries the 40-byte
 # SACK block (102-byte frame); under gbn the WRITE is FIRST/MIDDLE/LAST and
