@@ -365,6 +365,11 @@ static void d_counters(const struct perf *p, struct perf_counters *c)
 		c->sack_rcvd += s.sack_rcvd;
 		c->sr_rounds += s.sr_rounds;
 		c->sr_skipped += s.sr_skipped;
+		for (unsigned k = 0; k < 8 && k < DROCE_SPRAY_PATHS; k++) {
+			c->spray_pkts[k] += s.spray_pkts[k];
+			c->spray_resent[k] += s.spray_resent[k];
+		}
+		c->spray_moves += s.spray_moves;
 	}
 	if (b->impair) {
 		struct droce_impair_stats is;

@@ -116,6 +116,15 @@ int report_json(const char *path, enum perf_test test, const struct bw_result *b
 			(unsigned long long)c->sr_ooo_dropped, (unsigned long long)c->sack_sent,
 			(unsigned long long)c->sack_rcvd, (unsigned long long)c->sr_rounds,
 			(unsigned long long)c->sr_skipped);
+	if (c->transport == DROCE_TRANSPORT_SR_SPRAY) {
+		fprintf(f, "\"paths\": {\"moves\": %llu, \"sent\": [", (unsigned long long)c->spray_moves);
+		for (unsigned k = 0; k < 8; k++)
+			fprintf(f, "%s%llu", k ? ", " : "", (unsigned long long)c->spray_pkts[k]);
+		fputs("], \"resent\": [", f);
+		for (unsigned k = 0; k < 8; k++)
+			fprintf(f, "%s%llu", k ? ", " : "", (unsigned long long)c->spray_resent[k]);
+		fputs("]}, ", f);
+	}
 	fprintf(f, "\"rnr\": {\"sent\": %llu, \"received\": %llu}, ",
 		(unsigned long long)c->rnr_nak_sent, (unsigned long long)c->rnr_nak_rcvd);
 	fprintf(f, "\"duplicates\": %llu, \"out_of_sequence\": %llu, \"drops\": {",

@@ -56,6 +56,8 @@ struct perf_counters {
 	/* selective repeat (--transport sr|sr-spray; droce backend) */
 	uint8_t transport;         /* enum droce_transport */
 	uint64_t sr_ooo_placed, sr_ooo_dropped, sack_sent, sack_rcvd, sr_rounds, sr_skipped;
+	/* sr-spray, per path index over all QPs (a path is a UDP source port per QP) */
+	uint64_t spray_pkts[8], spray_resent[8], spray_moves;
 	unsigned n_path;
 	struct perf_qp_path *path; /* n_path entries, malloc'd; perf_counters_free */
 };

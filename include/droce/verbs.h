@@ -603,6 +603,9 @@ int droce_ctx_get_event(struct droce_ctx *ctx, struct droce_event *ev);
 
 /* ------------------------------------------------------------ counters -- */
 
+/** Paths (UDP source ports) a DROCE_TRANSPORT_SR_SPRAY QP spreads its packets over. */
+#define DROCE_SPRAY_PATHS 8
+
 /** Per-QP counters (plain integers: one thread owns the QP). */
 struct droce_qp_stats {
 	uint64_t tx_pkts, tx_bytes, rx_pkts, rx_bytes;
@@ -642,6 +645,11 @@ struct droce_qp_stats {
 	uint64_t sack_sent, sack_rcvd; /**< ACKs carrying the SACK block */
 	uint64_t sr_rounds;         /**< requester: resend rounds a SACK started */
 	uint64_t sr_skipped;        /**< requester: PSNs not resent because SACKed */
+	/* sr-spray: per path (UDP source port, ECMP entropy, IBTA A17.5.1.1) */
+	uint64_t spray_pkts[DROCE_SPRAY_PATHS];   /**< packets sent on path i */
+	uint64_t spray_resent[DROCE_SPRAY_PATHS]; /**< ... of them sent again (lost, or late) */
+	uint16_t spray_sport[DROCE_SPRAY_PATHS];  /**< path i's UDP source port now */
+	uint64_t spray_moves;       /**< paths moved to a new source port (resends in a row on them) */
 };
 
 /**
@@ -649,12 +657,13 @@ struct droce_qp_stats {
  * Both ends must choose the same mode: nothing on the wire announces it (the
  * application, droce-perf's --transport or DROCE_TRANSPORT sets it on both
  * sides); a QP left at GBN, the default, is IBTA go-back-N byte for byte, as
- * any other peer (rxe, a NIC) expects. SR_SPRAY behaves as SR for now.
+ * any other peer (rxe, a NIC) expects.
  */
 enum droce_transport {
 	DROCE_TRANSPORT_GBN = 0,      /**< IBTA go-back-N (9.7.6), the default */
 	DROCE_TRANSPORT_SR = 1,       /**< selective repeat, BDP-capped flight */
-	DROCE_TRANSPORT_SR_SPRAY = 2, /**< selective repeat, packets sprayed over UDP source ports */
+	DROCE_TRANSPORT_SR_SPRAY = 2, /**< selective repeat, packets sprayed over DROCE_SPRAY_PATHS
+					   UDP source ports, a path with resends in a row moved */
 };
 
 /**

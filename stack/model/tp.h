@@ -71,6 +71,8 @@ struct droce_tp_timer {
 /** Selective repeat's bitmaps (transport/sr.c), PSN-relative, 64 bits a word. */
 #define DROCE_SR_WORDS 4u
 #define DROCE_SR_BITS (DROCE_SR_WORDS * 64u)
+/** sr-spray: UDP source ports (ECMP entropy values) a QP spreads its packets over. */
+#define DROCE_SR_PATHS 8u
 /** WRITEs with immediate a selective-repeat responder holds placed ahead of ePSN. */
 #define DROCE_SR_IMM 16u
 
@@ -92,6 +94,10 @@ struct droce_tp_sr {
 	uint32_t resend_end;          /* a SACK round resends holes below it, then jumps to snd_max */
 	bool round;                   /* a SACK round is under way (else a go-back resends
 					 every un-SACKed PSN up to snd_max) */
+	/* sr-spray: PSN p leaves on path p % DROCE_SR_PATHS, i.e. UDP source port path_sport[] */
+	uint16_t path_sport[DROCE_SR_PATHS];
+	uint8_t lost_path, lost_streak; /* the path of the last resend, resends in a row on it */
+	uint16_t path_gen;            /* re-draws so far (the next draw's input) */
 };
 
 /** The transport's per-QP state. droce_tp_reset() puts all of it back. */

@@ -317,6 +317,8 @@ enum droce_tx_result droce_req_tx(struct droce_qp *qp, uint64_t now, unsigned qu
 		 * so a long message is acknowledged (and its window freed) as it goes. */
 		h.bth.ack_req = last || qp->tp.pkts_since_ackreq + 1 >= DROCE_DEFAULT_ACK_REQ_EVERY;
 
+		if (qp->transport == DROCE_TRANSPORT_SR_SPRAY)
+			h.net.sport = droce_sr_sport(qp, h.bth.psn); /* spraying (sr.c) */
 		int rc = droce_tp_xmit(qp, &h, seg, nseg, now);
 		if (rc == -ENOBUFS)
 			return DROCE_TX_BUSY;

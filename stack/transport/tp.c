@@ -10,6 +10,7 @@
  */
 #include "wire/psn.h"
 #include "transport/tp_int.h"
+#include "transport/sr.h"
 #include "wire/opcode.h"
 
 void droce_tp_reset(struct droce_qp *qp)
@@ -33,6 +34,8 @@ void droce_tp_rts(struct droce_qp *qp)
 	struct droce_tp *t = &qp->tp;
 	t->npsn = t->cur_psn = t->una_psn = t->snd_max = qp->attr.sq_psn;
 	t->sr.tx_base = t->sr.peer_hi = t->sr.resent_to = t->sr.resend_end = qp->attr.sq_psn;
+	if (qp->transport == DROCE_TRANSPORT_SR_SPRAY)
+		droce_sr_rts(qp);
 	t->retry_left = qp->attr.retry_cnt;
 	t->rnr_left = qp->attr.rnr_retry;
 	qp->ccs.line_bpns = qp->ctx->p.line_rate_gbps / 8.0; /* rate cc starts here */

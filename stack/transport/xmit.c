@@ -122,6 +122,8 @@ int droce_tp_xmit(struct droce_qp *qp, const struct droce_hdrs *h,
 	size_t hl = build_fast(qp, ctx->scratch, h);
 	if (!hl)
 		return -EINVAL;
+	if (h->net.sport != qp->tmpl.net.sport && qp->img_len) /* sr-spray: the image has the QP's */
+		droce_put_be16(ctx->scratch + qp->img_len - 8, h->net.sport);
 	size_t l3 = droce_build_l3_off(h);
 	f.hdr = ctx->scratch;
 	f.hdr_len = (uint32_t)hl;

@@ -89,7 +89,7 @@ for path in sys.argv[1:]:
 print(*t)
 PY
   grep -E '^ *[0-9]+ +[0-9]+ ' "$work/client.out" | sed "s/^/$test $* : /"
-  grep -E 'Counters|Impair|Selective' "$work/client.out" "$work/server.out" | sed "s|^$work/|$test: |"
+  grep -E 'Counters|Impair|Selective|Paths' "$work/client.out" "$work/server.out" | sed "s|^$work/|$test: |"
 done
 if [ $rc = 0 ] && [ $impaired = 1 ]; then
   read -r frames dropped reordered retrans placed sacks < <(awk '{for (i = 1; i <= 6; i++) t[i] += $i}

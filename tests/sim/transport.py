@@ -12,6 +12,9 @@ same seed, same fabric, one case per test:
             target, docs/cc.md)
   noloss    the same fabric without random loss (switch queues still
             tail-drop: no PFC): sr resends less and its goodput is no lower
+  spray     leaf-spine 4x8, swift, permutation of 8 MB flows (the ECMP
+            collisions case): sr-spray finishes sooner than sr and gbn, with
+            no ACK timeout
 The simulator is deterministic: nothing here depends on wall time.
 """
 import json
@@ -71,6 +74,17 @@ elif CASE == "noloss":
            "no loss: sr resends %d, gbn %d" % (s["retransmits"], g["retransmits"]))
     expect(s["goodput_gbps"] >= g["goodput_gbps"],
            "goodput no lower: sr %.1f, gbn %.1f Gbit/s" % (s["goodput_gbps"], g["goodput_gbps"]))
+elif CASE == "spray":
+    base = ["--leaf-spine", "4,2,8", "--rate", "100", "--cc", "swift", "--timeout-mode", "adaptive",
+            "--workload", "permutation:8388608", "--seed", "5"]
+    g, s = pair(base)
+    p = run(base + ["--transport", "sr-spray"])
+    expect(p["flows_done"] == p["nflows"] and p["wc_errors"] == 0,
+           "sr-spray: every flow ends, no error completion")
+    expect(p["timeouts"] == 0, "sr-spray: no ACK timeout (%d)" % p["timeouts"])
+    expect(p["goodput_gbps"] > 1.3 * max(g["goodput_gbps"], s["goodput_gbps"]),
+           "sr-spray goodput %.1f Gbit/s > 1.3 x sr's %.1f and gbn's %.1f" %
+           (p["goodput_gbps"], s["goodput_gbps"], g["goodput_gbps"]))
 else:
     sys.exit("unknown case " + CASE)
 sys.exit(1 if failed else 0)

@@ -294,6 +294,57 @@ static void test_sr_imm_ahead_rnr(void **state)
 	pair_fini(&f.p);
 }
 
+/* sr-spray: request packets spread over DROCE_SPRAY_PATHS source ports
+ * (ACKs keep the responder's one); the packets of one path lost in a row
+ * (a dead path, as every 8th PSN) move that path to a new source port. */
+static void test_spray_paths(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, DROCE_TRANSPORT_SR_SPRAY, NULL, NULL);
+	uint64_t rb = (uint64_t)(uintptr_t)f.b;
+	uint32_t len = 64 * 1024;
+	fill_pattern(f.a, len, 5);
+	for (unsigned k = 3; k < 64; k += 8) /* path 3 (PSN % 8 == P % 8 + 3) dies */
+		pair_rule(&f.p, A_TO_B, DROCE_IMPAIR_DROP, -1, PSN(f.P + k), 1);
+	struct droce_qp_stats s0 = qp_stats(f.c.qp[SIDE_A]);
+	unsigned dead = (f.P + 3) % DROCE_SPRAY_PATHS;
+	uint16_t dead_sport = s0.spray_sport[dead];
+	assert_int_equal(post_rdma(f.c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, 1, f.amr, 0, len, rb,
+				   f.bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	wait_ok(&f, f.c.scq[SIDE_A], 1, NULL);
+	assert_int_equal(check_pattern(f.b, len, 5), -1);
+	uint16_t seen[64];
+	unsigned nseen = 0, acks_other = 0;
+	uint16_t ack_sport = 0;
+	for (unsigned i = 0; i < f.p.nrec; i++) {
+		const struct pkt_rec *r = &f.p.rec[i];
+		if (r->dir == A_TO_B && r->opcode == DROCE_OP_RC_RDMA_WRITE_ONLY) {
+			unsigned k;
+			for (k = 0; k < nseen && seen[k] != r->sport; k++)
+				;
+			if (k == nseen && nseen < 64)
+				seen[nseen++] = r->sport;
+			assert_true(r->sport >= 0xC000);
+		} else if (r->dir == B_TO_A) {
+			if (!ack_sport)
+				ack_sport = r->sport;
+			acks_other += r->sport != ack_sport;
+		}
+	}
+	assert_true(nseen >= DROCE_SPRAY_PATHS + 1); /* eight paths, and path 3 moved */
+	assert_int_equal(acks_other, 0);
+	struct droce_qp_stats sa = qp_stats(f.c.qp[SIDE_A]);
+	uint64_t sent = 0;
+	for (unsigned k = 0; k < DROCE_SPRAY_PATHS; k++)
+		sent += sa.spray_pkts[k];
+	assert_int_equal(sent, sa.tx_pkts);
+	assert_true(sa.spray_resent[dead] >= 8);
+	assert_true(sa.spray_moves >= 1);
+	assert_int_not_equal(sa.spray_sport[dead], dead_sport);
+	pair_fini(&f.p);
+}
+
 /* A QP that did not agree takes no SACK: the ACK is dropped, counted. */
 static void test_gbn_drops_sack(void **state)
 {
@@ -352,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_sr_reorder_no_resend),
 		cmocka_unit_test(test_sr_mixed_loss_reorder),
 		cmocka_unit_test(test_sr_imm_ahead_rnr),
+		cmocka_unit_test(test_spray_paths),
 		cmocka_unit_test(test_gbn_drops_sack),
 		cmocka_unit_test(test_set_transport),
 	};
