@@ -212,9 +212,14 @@ static int d_create_qp(struct perf *p, unsigned i)
 		fprintf(stderr, "droce-perf: QP %u: %s\n", i, strerror(errno));
 		return -errno ? -errno : -ENOMEM;
 	}
+	int r = droce_qp_set_transport(b->qp[i], p->o.transport);
+	if (r) {
+		fprintf(stderr, "droce-perf: QP %u transport: %s\n", i, strerror(-r));
+		return r;
+	}
 	struct droce_qp_attr a = {.qp_state = DROCE_QPS_INIT, .qp_access_flags = access_all,
 				  .pkey = DROCE_DEFAULT_PKEY};
-	int r = droce_modify_qp(b->qp[i], &a, DROCE_QP_STATE | DROCE_QP_ACCESS_FLAGS | DROCE_QP_PKEY);
+	r = droce_modify_qp(b->qp[i], &a, DROCE_QP_STATE | DROCE_QP_ACCESS_FLAGS | DROCE_QP_PKEY);
 	if (r) {
 		fprintf(stderr, "droce-perf: QP %u to INIT: %s\n", i, strerror(-r));
 		return r;
@@ -369,6 +374,18 @@ static void d_counters(const struct perf *p, struct perf_counters *c)
 		c->rnr_nak_rcvd += s.rnr_nak_rcvd;
 		c->dup_reqs += s.dup_reqs;
 		c->out_of_seq += s.out_of_seq;
+		c->transport = s.transport;
+		c->sr_ooo_placed += s.sr_ooo_placed;
+		c->sr_ooo_dropped += s.sr_ooo_dropped;
+		c->sack_sent += s.sack_sent;
+		c->sack_rcvd += s.sack_rcvd;
+		c->sr_rounds += s.sr_rounds;
+		c->sr_skipped += s.sr_skipped;
+		for (unsigned k = 0; k < 8 && k < DROCE_SPRAY_PATHS; k++) {
+			c->spray_pkts[k] += s.spray_pkts[k];
+			c->spray_resent[k] += s.spray_resent[k];
+		}
+		c->spray_moves += s.spray_moves;
 	}
 	if (b->impair) {
 		struct droce_impair_stats is;

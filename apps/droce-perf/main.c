@@ -34,6 +34,20 @@ static void print_counters(const struct perf_counters *c)
 	       (unsigned long long)c->nak_remote_op, (unsigned long long)c->rnr_nak_sent,
 	       (unsigned long long)c->rnr_nak_rcvd, (unsigned long long)c->dup_reqs,
 	       (unsigned long long)c->out_of_seq);
+	if (c->transport)
+		printf(" Selective repeat (%s): placed out of order %llu, out-of-order dropped %llu, "
+		       "SACKs sent/rcvd %llu/%llu, resend rounds %llu, SACKed not resent %llu\n",
+		       droce_transport_name(c->transport), (unsigned long long)c->sr_ooo_placed,
+		       (unsigned long long)c->sr_ooo_dropped, (unsigned long long)c->sack_sent,
+		       (unsigned long long)c->sack_rcvd, (unsigned long long)c->sr_rounds,
+		       (unsigned long long)c->sr_skipped);
+	if (c->transport == DROCE_TRANSPORT_SR_SPRAY) {
+		printf(" Paths (UDP source port i of each QP): sent/resent");
+		for (unsigned k = 0; k < 8; k++)
+			printf(" %u:%llu/%llu", k, (unsigned long long)c->spray_pkts[k],
+			       (unsigned long long)c->spray_resent[k]);
+		printf(", moved %llu\n", (unsigned long long)c->spray_moves);
+	}
 	for (unsigned i = 0; i < c->n_drop; i++)
 		printf(" Drops %s: %llu\n", c->drop[i].reason, (unsigned long long)c->drop[i].count);
 	if (c->impaired)

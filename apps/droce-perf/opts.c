@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "opts.h"
 
+#include <droce/verbs.h>
 #include <droce/ctx.h>
 #include <droce/params.h>
 #include <droce/poll.h>
@@ -60,6 +61,9 @@ void perf_usage(const char *prog)
 	       "      --idle busy|adaptive  when the poll loop finds nothing: keep polling (busy,\n"
 	       "                          default), or after 100 us back off to sleeps of up to\n"
 	       "                          2 ms, bounded by the next timer (adaptive)\n"
+	       "      --transport gbn|sr|sr-spray  loss recovery: IBTA go-back-N (default), or\n"
+	       "                          droce's selective repeat (both sides must say the same;\n"
+	       "                          sr-spray also spreads packets over UDP source ports)\n"
 	       "      --cm[=ADDR]         connect the QPs through the CM over QP1 (as rdma_cm) to the\n"
 	       "                          server's droce ADDR (default 198.18.0.1), CM port -p; the\n"
 	       "                          side channel only starts and ends the run\n"
@@ -107,7 +111,7 @@ static int parse_test(const char *s, enum perf_test *t)
 int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsigned errlen)
 {
 	enum { O_GBITS = 256, O_JSON, O_CHECK, O_IMPAIR, O_IP, O_MEMIF, O_IFACE, O_CAPTURE, O_TIMEOUT, O_CC, O_WINDOW,
-	       O_BACKEND, O_IBDEV, O_GIDX, O_IBPORT, O_TMODE, O_WTUNE, O_CM, O_PWAIT,
+	       O_BACKEND, O_IBDEV, O_GIDX, O_IBPORT, O_TMODE, O_WTUNE, O_TRANSPORT, O_CM, O_PWAIT,
 	       O_PEER, O_IDLE };
 	static const struct option longopts[] = {
 		{"size", required_argument, 0, 's'},    {"all", no_argument, 0, 'a'},
@@ -124,6 +128,7 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 		{"backend", required_argument, 0, O_BACKEND}, {"ib-dev", required_argument, 0, O_IBDEV},
 		{"gid-index", required_argument, 0, O_GIDX}, {"ib-port", required_argument, 0, O_IBPORT},
 		{"timeout-mode", required_argument, 0, O_TMODE}, {"window-tune", no_argument, 0, O_WTUNE},
+		{"transport", required_argument, 0, O_TRANSPORT},
 		{"cm", optional_argument, 0, O_CM},     {"port-wait", required_argument, 0, O_PWAIT},
 		{"peer", required_argument, 0, O_PEER},   {"idle", required_argument, 0, O_IDLE},
 		{0, 0, 0, 0},
@@ -228,6 +233,13 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 			if (droce_idle_mode_parse(a, &o->idle))
 				FAIL("bad --idle '%s' (busy or adaptive)", a);
 			break;
+		case O_TRANSPORT: {
+			int m = droce_transport_parse(a);
+			if (m < 0)
+				FAIL("bad --transport '%s' (gbn, sr or sr-spray)", a);
+			o->transport = (uint8_t)m;
+			break;
+		}
 		case O_CM: o->cm = true; o->cm_peer = a; break;
 		case O_WINDOW:
 			if (parse_u64(a, 1, 1u << 20, &v)) FAIL("bad --window '%s' (1..1048576 packets)", a);
@@ -274,9 +286,9 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o, char *err, unsig
 		FAIL("--memif and --iface are exclusive");
 	if (o->backend == PERF_BACKEND_VERBS &&
 	    (o->memif || o->iface || o->impair || o->capture || o->cc || o->window || o->ip ||
-	     o->timeout_mode || o->window_tune || o->idle))
+	     o->timeout_mode || o->window_tune || o->idle || o->transport))
 		FAIL("--memif, --iface, --ip, --impair, --capture, --cc, --window, --timeout-mode, "
-		     "--window-tune and --idle are droce options; "
+		     "--window-tune, --idle and --transport are droce options; "
 		     "the verbs device has its own address and transport");
 	if (o->cm && o->backend != PERF_BACKEND_DROCE)
 		FAIL("--cm needs the droce backend (a verbs device connects through rdma_cm itself)");

@@ -54,6 +54,7 @@ struct perf_opts {
 	const char *cc;            /* --cc: congestion control algorithm */
 	uint32_t window;           /* --window: per-QP send window ceiling, packets (0 = default) */
 	uint8_t timeout_mode;      /* --timeout-mode: enum droce_timeout_mode, 0 = the default */
+	uint8_t transport;         /* --transport: enum droce_transport (both sides the same) */
 	bool window_tune;          /* --window-tune: window follows the measured BDP */
 	enum perf_backend_kind backend; /* --backend droce|verbs */
 	const char *ib_dev;        /* --ib-dev: verbs device (default: the first) */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "report.h"
 
+#include <droce/verbs.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -107,6 +108,23 @@ int report_json(const char *path, enum perf_test test, const struct bw_result *b
 		"\"remote_access\": %llu, \"remote_op\": %llu}, ",
 		(unsigned long long)c->nak_psn_seq, (unsigned long long)c->nak_invalid_req,
 		(unsigned long long)c->nak_remote_access, (unsigned long long)c->nak_remote_op);
+	if (c->transport)
+		fprintf(f, "\"selective_repeat\": {\"transport\": \"%s\", \"placed_out_of_order\": %llu, "
+			"\"out_of_order_dropped\": %llu, \"sacks_sent\": %llu, \"sacks_received\": %llu, "
+			"\"resend_rounds\": %llu, \"sacked_not_resent\": %llu}, ",
+			droce_transport_name(c->transport), (unsigned long long)c->sr_ooo_placed,
+			(unsigned long long)c->sr_ooo_dropped, (unsigned long long)c->sack_sent,
+			(unsigned long long)c->sack_rcvd, (unsigned long long)c->sr_rounds,
+			(unsigned long long)c->sr_skipped);
+	if (c->transport == DROCE_TRANSPORT_SR_SPRAY) {
+		fprintf(f, "\"paths\": {\"moves\": %llu, \"sent\": [", (unsigned long long)c->spray_moves);
+		for (unsigned k = 0; k < 8; k++)
+			fprintf(f, "%s%llu", k ? ", " : "", (unsigned long long)c->spray_pkts[k]);
+		fputs("], \"resent\": [", f);
+		for (unsigned k = 0; k < 8; k++)
+			fprintf(f, "%s%llu", k ? ", " : "", (unsigned long long)c->spray_resent[k]);
+		fputs("]}, ", f);
+	}
 	fprintf(f, "\"rnr\": {\"sent\": %llu, \"received\": %llu}, ",
 		(unsigned long long)c->rnr_nak_sent, (unsigned long long)c->rnr_nak_rcvd);
 	fprintf(f, "\"duplicates\": %llu, \"out_of_sequence\": %llu, \"drops\": {",

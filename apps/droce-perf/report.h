@@ -55,6 +55,11 @@ struct perf_counters {
 	uint64_t imp_frames, imp_dropped, imp_held, imp_duplicated, imp_corrupted;
 	/* Per QP (droce backend; rdma-core exposes none of it): the RTT the
 	 * requester measured, the ACK timeout and window in use. */
+	/* selective repeat (--transport sr|sr-spray; droce backend) */
+	uint8_t transport;         /* enum droce_transport */
+	uint64_t sr_ooo_placed, sr_ooo_dropped, sack_sent, sack_rcvd, sr_rounds, sr_skipped;
+	/* sr-spray, per path index over all QPs (a path is a UDP source port per QP) */
+	uint64_t spray_pkts[8], spray_resent[8], spray_moves;
 	unsigned n_path;
 	struct perf_qp_path *path; /* n_path entries, malloc'd; perf_counters_free */
 	/* The poll loop (droce backend): busy and idle time, the idle policy's

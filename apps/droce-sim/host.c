@@ -274,7 +274,8 @@ struct conn *conn_get(struct sim *s, unsigned src, unsigned dst, bool short_clas
 	c->short_class = short_class;
 	c->sqp = make_qp(hs);
 	c->rqp = make_qp(hd);
-	if (!c->sqp || !c->rqp)
+	if (!c->sqp || !c->rqp || droce_qp_set_transport(c->sqp, s->o.transport) ||
+	    droce_qp_set_transport(c->rqp, s->o.transport))
 		return NULL;
 	uint16_t sa = (uint16_t)(0xC000u | (sim_rand(s) & 0x3FFFu));
 	uint16_t sb = (uint16_t)(0xC000u | (sim_rand(s) & 0x3FFFu));

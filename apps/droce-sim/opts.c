@@ -31,6 +31,8 @@ void sim_usage(FILE *out)
 "  --cc NAME            congestion control: fixed, aimd, dcqcn, swift (default dcqcn)\n"
 "  --timeout-mode M     ibta | adaptive ACK timeout (default: the engine's, ibta)\n"
 "  --window-tune        the window follows the measured BDP (default: fixed ceiling)\n"
+"  --transport T        gbn | sr | sr-spray: IBTA go-back-N (default) or droce's\n"
+"                       selective repeat on every QP (docs/transport.md)\n"
 "run:\n"
 "  --workload W         incast:N:BYTES[:STAGGER_NS]  N senders write BYTES each to host 0\n"
 "                       permutation:BYTES  each host writes BYTES to another (random)\n"
@@ -96,7 +98,7 @@ static int parse_workload(struct sim_opts *o, const char *w)
 
 enum { O_HOSTS = 256, O_LS, O_RATE, O_DELAY, O_BUF, O_ECN, O_PFC, O_LOSS, O_MTU, O_CC, O_TMO,
        O_WL, O_DUR, O_SEED, O_JSON, O_CSV, O_PLOT, O_HELP, O_QUIET, O_SAMPLE, O_DROPTAIL, O_WTUNE,
-       O_FAIL, O_REHASH };
+       O_FAIL, O_REHASH, O_TRANSPORT };
 
 /* LINK@NS[:UP]: "leafL-spineS" or "hH". */
 static int parse_fail(struct sim_opts *o, const char *v)
@@ -142,6 +144,7 @@ int sim_parse_args(struct sim_opts *o, int argc, char **argv)
 		{"plot", 1, 0, O_PLOT}, {"help", 0, 0, O_HELP}, {"quiet", 0, 0, O_QUIET},
 		{"sample", 1, 0, O_SAMPLE}, {"drop-tail", 0, 0, O_DROPTAIL},
 		{"window-tune", 0, 0, O_WTUNE}, {"fail", 1, 0, O_FAIL}, {"rehash", 1, 0, O_REHASH},
+		{"transport", 1, 0, O_TRANSPORT},
 		{0, 0, 0, 0},
 	};
 	memset(o, 0, sizeof(*o));
@@ -246,6 +249,10 @@ int sim_parse_args(struct sim_opts *o, int argc, char **argv)
 		case O_QUIET: o->quiet = true; break;
 		case O_DROPTAIL: o->drop_tail = true; break;
 		case O_WTUNE: o->window_tune = true; break;
+		case O_TRANSPORT:
+			if ((o->transport = droce_transport_parse(optarg)) < 0)
+				goto bad;
+			break;
 		case O_FAIL:
 			if (parse_fail(o, optarg))
 				goto bad;

@@ -212,6 +212,7 @@ int report_json(struct sim *s, FILE *out)
 	fprintf(out, "  \"frames\": %llu,\n", (unsigned long long)s->frames);
 	fprintf(out, "  \"hosts\": %u,\n", s->nhosts);
 	fprintf(out, "  \"cc\": \"%s\",\n", s->o.cc);
+	fprintf(out, "  \"transport\": \"%s\",\n", droce_transport_name(s->o.transport));
 	fprintf(out, "  \"flows_done\": %u,\n", s->flows_done);
 	json_flows(s, out, &jain);
 	fprintf(out, "  \"jain\": %.4f,\n", jain);

@@ -43,6 +43,7 @@ struct sim_opts {
 	unsigned mtu;
 	const char *cc;
 	const char *timeout_mode;  /* NULL = the engine's default */
+	int transport;             /* --transport: enum droce_transport of every QP */
 	bool window_tune;          /* window follows the measured BDP */
 	enum sim_wl wl;
 	unsigned wl_n;             /* incast: senders */

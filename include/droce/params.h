@@ -20,6 +20,12 @@
 #define DROCE_DEFAULT_ACK_REQ_EVERY 16u
 /** Per-QP send window: packets and bytes in flight (congestion control moves it). */
 #define DROCE_DEFAULT_WINDOW_PKTS 512u
+/** Selective repeat: packets a QP keeps in flight at most (the SACK bitmap's
+ * reach); below it, the BDP from the line rate and the minimum RTT (IRN). */
+#define DROCE_DEFAULT_SR_FLIGHT_PKTS 256u
+/** Selective repeat: a hole counts as lost once the peer has seen this many
+ * PSNs past it (reordering up to this depth resends nothing). */
+#define DROCE_DEFAULT_SR_DUPTHRESH 3u
 #define DROCE_DEFAULT_WINDOW_BYTES (2u * 1024u * 1024u)
 /** Local ACK timeout exponent: 4.096 us * 2^timeout (IBTA 9.7.6.1.3). 14 = ~67 ms. */
 #define DROCE_DEFAULT_TIMEOUT 14u

@@ -603,6 +603,9 @@ int droce_ctx_get_event(struct droce_ctx *ctx, struct droce_event *ev);
 
 /* ------------------------------------------------------------ counters -- */
 
+/** Paths (UDP source ports) a DROCE_TRANSPORT_SR_SPRAY QP spreads its packets over. */
+#define DROCE_SPRAY_PATHS 8
+
 /** Per-QP counters (plain integers: one thread owns the QP). */
 struct droce_qp_stats {
 	uint64_t tx_pkts, tx_bytes, rx_pkts, rx_bytes;
@@ -634,7 +637,62 @@ struct droce_qp_stats {
 	uint32_t psn_expected;      /**< responder: the PSN it expects next (ePSN) */
 	uint64_t cc_rate_mbps;      /**< the rate the cc paces at (dcqcn's current rate);
 				         0 for algorithms that keep only a window */
+	/* selective repeat (droce_qp_set_transport; docs/transport.md) */
+	uint8_t transport;          /**< enum droce_transport in use */
+	uint64_t sr_ooo_placed;     /**< responder: packets placed out of order */
+	uint64_t sr_ooo_dropped;    /**< responder: out-of-order packets it could not place
+				         (not a plain WRITE, or past its bitmap): resent */
+	uint64_t sack_sent, sack_rcvd; /**< ACKs carrying the SACK block */
+	uint64_t sr_rounds;         /**< requester: resend rounds a SACK started */
+	uint64_t sr_skipped;        /**< requester: PSNs not resent because SACKed */
+	/* sr-spray: per path (UDP source port, ECMP entropy, IBTA A17.5.1.1) */
+	uint64_t spray_pkts[DROCE_SPRAY_PATHS];   /**< packets sent on path i */
+	uint64_t spray_resent[DROCE_SPRAY_PATHS]; /**< ... of them sent again (lost, or late) */
+	uint16_t spray_sport[DROCE_SPRAY_PATHS];  /**< path i's UDP source port now */
+	uint64_t spray_moves;       /**< paths moved to a new source port (resends in a row on them) */
 };
+
+/**
+ * How a RC QP recovers from loss (docs/transport.md, "Selective repeat").
+ * Both ends must choose the same mode: nothing on the wire announces it (the
+ * application, droce-perf's --transport or DROCE_TRANSPORT sets it on both
+ * sides); a QP left at GBN, the default, is IBTA go-back-N byte for byte, as
+ * any other peer (rxe, a NIC) expects.
+ */
+enum droce_transport {
+	DROCE_TRANSPORT_GBN = 0,      /**< IBTA go-back-N (9.7.6), the default */
+	DROCE_TRANSPORT_SR = 1,       /**< selective repeat, BDP-capped flight */
+	DROCE_TRANSPORT_SR_SPRAY = 2, /**< selective repeat, packets sprayed over DROCE_SPRAY_PATHS
+					   UDP source ports, a path with resends in a row moved */
+};
+
+/**
+ * Loss recovery of a RC QP (enum droce_transport), before it reaches RTR.
+ * @return 0, or -EINVAL (not RC, unknown mode, QP in RTR or later).
+ */
+int droce_qp_set_transport(struct droce_qp *qp, int mode);
+
+/** The name of an enum droce_transport; "?" for any other value. */
+static inline const char *droce_transport_name(int mode)
+{
+	return mode == DROCE_TRANSPORT_GBN        ? "gbn"
+	       : mode == DROCE_TRANSPORT_SR       ? "sr"
+	       : mode == DROCE_TRANSPORT_SR_SPRAY ? "sr-spray"
+						  : "?";
+}
+
+/** enum droce_transport by name ("gbn", "sr", "sr-spray"). @return the mode, or -22 (-EINVAL). */
+static inline int droce_transport_parse(const char *name)
+{
+	for (int m = DROCE_TRANSPORT_GBN; name && m <= DROCE_TRANSPORT_SR_SPRAY; m++) {
+		const char *a = droce_transport_name(m), *b = name;
+		while (*a && *a == *b)
+			a++, b++;
+		if (!*a && !*b)
+			return m;
+	}
+	return -22; /* -EINVAL, without <errno.h> in a public header */
+}
 
 /**
  * ACK timeout mode of one QP (enum droce_timeout_mode in droce/ctx.h;

@@ -237,6 +237,18 @@ int droce_qp_get_stats(const struct droce_qp *qp, struct droce_qp_stats *out)
 	out->psn_expected = qp->tp.epsn;
 	out->cc_rate_mbps = qp->cc && !strcmp(qp->cc->name, "dcqcn")
 				    ? (uint64_t)(qp->ccs.u.dcqcn.rc * 8000.0) : 0;
+	out->transport = qp->transport;
+	return 0;
+}
+
+int droce_qp_set_transport(struct droce_qp *qp, int mode)
+{
+	/* Before RTR: the responder's first packet already follows the mode. */
+	if (!qp || qp->type != DROCE_QPT_RC || mode < DROCE_TRANSPORT_GBN ||
+	    mode > DROCE_TRANSPORT_SR_SPRAY ||
+	    (qp->state != DROCE_QPS_RESET && qp->state != DROCE_QPS_INIT))
+		return -EINVAL;
+	qp->transport = (uint8_t)mode;
 	return 0;
 }
 

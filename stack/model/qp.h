@@ -76,6 +76,8 @@ struct droce_qp {
 	/* ---- RTT, adaptive timeout, window tuning (cc/rtt.h) ---- */
 	struct droce_rtt rtt;
 	uint8_t timeout_mode;         /* enum droce_timeout_mode; DEFAULT = the context's */
+	uint8_t transport;            /* enum droce_transport: GBN, or selective repeat agreed
+					 with the peer (transport/sr.h); set before RTR */
 
 	/* ---- scheduling ---- */
 	struct droce_qp *ready_next, *ready_prev; /* doubly linked: destroy unlinks in O(1) */

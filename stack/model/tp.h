@@ -71,6 +71,38 @@ struct droce_tp_timer {
 	uint64_t pace_at;         /* 0 = no pacing wait */
 };
 
+/** Selective repeat's bitmaps (transport/sr.c), PSN-relative, 64 bits a word. */
+#define DROCE_SR_WORDS 4u
+#define DROCE_SR_BITS (DROCE_SR_WORDS * 64u)
+/** sr-spray: UDP source ports (ECMP entropy values) a QP spreads its packets over. */
+#define DROCE_SR_PATHS 8u
+/** WRITEs with immediate a selective-repeat responder holds placed ahead of ePSN. */
+#define DROCE_SR_IMM 16u
+
+/** Selective repeat's per-QP state (transport/sr.c); idle in GBN mode. */
+struct droce_tp_sr {
+	/* responder: bit i = PSN rx_base + i placed out of order */
+	uint64_t rx_map[DROCE_SR_WORDS];
+	uint32_t rx_base;             /* the PSN of bit 0 (ePSN once caught up) */
+	uint32_t rx_hi;               /* one past the highest PSN seen */
+	struct {                      /* WRITE with immediate placed ahead: completes in order */
+		uint32_t psn, imm, len;
+		bool used;
+	} rx_imm[DROCE_SR_IMM];
+	/* requester: bit i = PSN tx_base + i SACKed by the responder */
+	uint64_t tx_map[DROCE_SR_WORDS];
+	uint32_t tx_base;             /* una_psn once caught up */
+	uint32_t peer_hi;             /* the responder's rx_hi, as last reported */
+	uint32_t resent_to;           /* holes below it were resent in this round */
+	uint32_t resend_end;          /* a SACK round resends holes below it, then jumps to snd_max */
+	bool round;                   /* a SACK round is under way (else a go-back resends
+					 every un-SACKed PSN up to snd_max) */
+	/* sr-spray: PSN p leaves on path p % DROCE_SR_PATHS, i.e. UDP source port path_sport[] */
+	uint16_t path_sport[DROCE_SR_PATHS];
+	uint8_t lost_path, lost_streak; /* the path of the last resend, resends in a row on it */
+	uint16_t path_gen;            /* re-draws so far (the next draw's input) */
+};
+
 /** The transport's per-QP state. droce_tp_reset() puts all of it back. */
 struct droce_tp {
 	/* ---- requester ---- */
@@ -116,6 +148,9 @@ struct droce_tp {
 	struct droce_resp_job jobs[DROCE_RESP_JOBS];
 	uint32_t job_head, job_tail;  /* free-running */
 	uint32_t jobs_new;            /* original (non-duplicate) READ/atomic jobs queued */
+
+	/* ---- selective repeat (transport/sr.c) ---- */
+	struct droce_tp_sr sr;
 
 	/* ---- scheduling ---- */
 	bool kick;                    /* has output: core puts the QP on its ready list */

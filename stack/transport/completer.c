@@ -25,6 +25,7 @@
  */
 #include "wire/psn.h"
 #include "transport/tp_int.h"
+#include "transport/sr.h"
 #include "wire/opcode.h"
 
 /* IBTA table 45: RNR NAK timer field -> microseconds x 100 (0 = 655.36 ms). */
@@ -145,6 +146,8 @@ static void went_back_to(struct droce_qp *qp, uint32_t psn)
 {
 	qp->tp.went_back = true;
 	qp->tp.back_psn = psn;
+	if (qp->transport)
+		droce_sr_go_back(qp, psn); /* resend all not SACKed */
 }
 
 /* Go back to @p psn because of a NAK or a detected response gap. */
@@ -424,6 +427,22 @@ void droce_comp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t no
 	uint32_t psn = pkt->h.bth.psn;
 	if (droce_psn_diff(psn, qp->tp.snd_max) >= 0) {
 		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_GHOST_RESP);
+		return;
+	}
+	if (pkt->h.payload_len && pkt->h.bth.opcode == DROCE_OP_RC_ACKNOWLEDGE) {
+		/* An ACK with droce's SACK block (the parser lets no other ACK
+		 * body through): only a QP that agreed to selective repeat
+		 * takes it. Its cumulative part may be older than una (the
+		 * ACK for the PSN before a hole); the bitmap is news anyway. */
+		struct droce_sack s;
+		if (!qp->transport || !droce_sack_parse(pkt->payload, pkt->h.payload_len, &s)) {
+			droce_ctx_drop(qp->ctx, qp, DROCE_DROP_UNEXPECTED_RESP);
+			return;
+		}
+		if (droce_psn_diff(psn, qp->tp.una_psn) >= 0)
+			on_ack_pkt(qp, pkt, now);
+		if (qp->state == DROCE_QPS_RTS || qp->state == DROCE_QPS_SQD)
+			droce_sr_on_sack(qp, psn, &s, now);
 		return;
 	}
 	if (droce_psn_diff(psn, qp->tp.una_psn) < 0) {

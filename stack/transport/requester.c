@@ -23,6 +23,7 @@
 
 #include "wire/psn.h"
 #include "transport/tp_int.h"
+#include "transport/sr.h"
 #include "wire/opcode.h"
 
 static inline bool is_rd_atomic(uint8_t op)
@@ -183,6 +184,26 @@ enum droce_tx_result droce_req_tx(struct droce_qp *qp, uint64_t now, unsigned qu
 			if ((w->flags & DROCE_SEND_FENCE) && qp->tp.rd_inflight)
 				return DROCE_TX_IDLE;
 		}
+		if (qp->transport) {
+			/* Selective repeat (sr.h): a resend passes over what the
+			 * responder SACKed; new packets wait for the BDP cap. */
+			if (droce_psn_diff(qp->tp.cur_psn, qp->tp.snd_max) < 0 && !fresh) {
+				enum droce_sr_tx a = droce_sr_tx_check(qp, qp->tp.cur_psn);
+				if (a == DROCE_SR_JUMP) {
+					droce_req_rewind(qp, qp->tp.snd_max);
+					continue;
+				}
+				if (a == DROCE_SR_SKIP && !rda) {
+					advance(qp, droce_psn_add(qp->tp.cur_psn, 1),
+						qp->tp.cur_pkt + 1 >= w->npkts, false);
+					continue;
+				}
+			} else {
+				uint32_t fl = (uint32_t)droce_psn_diff(qp->tp.snd_max, qp->tp.una_psn);
+				if (fl && fl >= droce_sr_flight(qp))
+					return DROCE_TX_IDLE; /* the completer kicks us on the next ACK */
+			}
+		}
 		if (*sent >= quota)
 			return DROCE_TX_MORE;
 		if (fresh) {
@@ -257,6 +278,18 @@ enum droce_tx_result droce_req_tx(struct droce_qp *qp, uint64_t now, unsigned qu
 				h.ext.reth.rkey = w->rkey;
 				h.ext.reth.dma_len = w->length;
 			}
+			if (!send && qp->transport) {
+				/* Selective repeat: every WRITE packet a WRITE_ONLY
+				 * with its own RETH, placed wherever it arrives
+				 * (docs/wire.md). With immediate, the last packet's
+				 * RETH names the whole message, its payload the tail. */
+				bool tail = imm && last;
+				h.bth.opcode = tail ? DROCE_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE
+						    : DROCE_OP_RC_RDMA_WRITE_ONLY;
+				h.ext.reth.va = w->remote_addr + (tail ? 0 : off);
+				h.ext.reth.rkey = w->rkey;
+				h.ext.reth.dma_len = tail ? w->length : plen;
+			}
 			if (imm && last)
 				h.ext.imm = w->imm;
 			/* 9.2.3: SE on the last packet of a solicited SEND or
@@ -284,6 +317,8 @@ enum droce_tx_result droce_req_tx(struct droce_qp *qp, uint64_t now, unsigned qu
 		 * so a long message is acknowledged (and its window freed) as it goes. */
 		h.bth.ack_req = last || qp->tp.pkts_since_ackreq + 1 >= DROCE_DEFAULT_ACK_REQ_EVERY;
 
+		if (qp->transport == DROCE_TRANSPORT_SR_SPRAY)
+			h.net.sport = droce_sr_sport(qp, h.bth.psn); /* spraying (sr.c) */
 		int rc = droce_tp_xmit(qp, &h, seg, nseg, now);
 		if (rc == -ENOBUFS)
 			return DROCE_TX_BUSY;

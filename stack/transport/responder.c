@@ -27,6 +27,7 @@
 #include "wire/psn.h"
 #include "transport/place.h"
 #include "transport/tp_int.h"
+#include "transport/sr.h"
 #include "wire/opcode.h"
 
 enum resp_state {
@@ -39,6 +40,7 @@ enum resp_state {
 	RESPST_EXECUTE,
 	RESPST_DUPLICATE,
 	RESPST_OUT_OF_SEQ,
+	RESPST_SR_OOO,            /* selective repeat: past ePSN, maybe placed now (sr.h) */
 	RESPST_RNR,
 	RESPST_BUSY,              /* response queue full: drop, the requester retries */
 	RESPST_ERR_INVALID_REQ,   /* NAK invalid request, QP -> ERR */
@@ -59,6 +61,7 @@ struct resp_ctx {
 	uint32_t plen;
 	uint8_t *target;     /* WRITE/READ/atomic: resolved memory */
 	struct droce_mr_ref mr; /* ... and the registration it is in */
+	bool ooo;            /* selective repeat: placed ahead of ePSN, nothing else done */
 };
 
 void droce_resp_reset(struct droce_qp *qp)
@@ -181,7 +184,7 @@ static enum resp_state chk_psn(struct resp_ctx *c)
 	struct droce_qp *qp = c->qp;
 	int32_t d = droce_psn_diff(c->psn, qp->tp.epsn);
 	if (d > 0)
-		return RESPST_OUT_OF_SEQ;
+		return qp->transport ? RESPST_SR_OOO : RESPST_OUT_OF_SEQ;
 	if (d < 0)
 		return RESPST_DUPLICATE;
 	qp->tp.nak_gap = false;
@@ -252,6 +255,12 @@ static enum resp_state chk_length(struct resp_ctx *c)
 		return RESPST_ERR_INVALID_REQ;
 	if (f & DROCE_OPF_WRITE) {
 		uint32_t left = (f & DROCE_OPF_FIRST) ? c->pkt->h.ext.reth.dma_len : qp->tp.wr_left;
+		/* Selective repeat's last packet of a WRITE with immediate: its
+		 * RETH names the whole message, the payload is the tail after
+		 * whole PMTUs (docs/wire.md). */
+		if (qp->transport && (f & DROCE_OPF_ONLY) == DROCE_OPF_ONLY && c->plen < left &&
+		    c->plen && !((left - c->plen) & (mtu - 1)))
+			left = c->plen;
 		if (c->plen > left)
 			return RESPST_ERR_INVALID_REQ;
 		if ((f & DROCE_OPF_LAST) && c->plen != left)
@@ -274,7 +283,7 @@ static enum resp_state chk_resource(struct resp_ctx *c)
 	uint16_t f = c->flags;
 	bool need_rwqe = (f & DROCE_OPF_SEND) ? (f & DROCE_OPF_FIRST) != 0
 					       : (f & DROCE_OPF_RWQE) != 0;
-	if (need_rwqe) {
+	if (need_rwqe && !c->ooo) { /* placed ahead: the WQE is taken in order (sr.c) */
 		if (!droce_rq_next(qp))
 			return RESPST_RNR;
 		const struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
@@ -387,10 +396,26 @@ static enum resp_state execute(struct resp_ctx *c)
 		return RESPST_DONE;
 	}
 	if (f & DROCE_OPF_WRITE) {
+		if (c->ooo) {
+			/* Selective repeat, ahead of ePSN: placed, remembered
+			 * (sr.c); executed when ePSN reaches it. */
+			if (c->plen) /* a tail: the RETH may name the whole message */
+				droce_place(c->target + (pkt->h.ext.reth.dma_len - c->plen), pkt->payload,
+					    c->plen);
+			droce_sr_resp_placed(qp, pkt);
+			queue_ack(qp, droce_psn_add(qp->tp.ack_psn, DROCE_PSN_MASK));
+			return RESPST_DONE;
+		}
 		if (f & DROCE_OPF_FIRST) {
 			qp->tp.wr_ptr = c->target;
 			qp->tp.wr_mr = c->mr;
 			qp->tp.wr_len = qp->tp.wr_left = pkt->h.ext.reth.dma_len;
+			if (qp->transport && (f & DROCE_OPF_ONLY) == DROCE_OPF_ONLY &&
+			    c->plen < qp->tp.wr_len) {
+				/* the tail of a selective-repeat WRITE with immediate */
+				qp->tp.wr_ptr += qp->tp.wr_len - c->plen;
+				qp->tp.wr_left = c->plen;
+			}
 		}
 		if (c->plen) {
 			/* In ascending address order: peers poll flags a WRITE
@@ -571,6 +596,24 @@ static enum resp_state out_of_seq(struct resp_ctx *c)
 	return RESPST_EXIT;
 }
 
+/* Selective repeat: no sequence NAK; a packet the responder can place now
+ * goes through the checks (an error there drops it: it is NAKed when it
+ * comes again in order), any other waits to be resent. Either way the ACK,
+ * with its SACK block, tells the requester. */
+static enum resp_state sr_ooo(struct resp_ctx *c)
+{
+	struct droce_qp *qp = c->qp;
+	qp->stats.out_of_seq++;
+	bool place = droce_sr_resp_ooo(qp, c->pkt);
+	queue_ack(qp, droce_psn_add(qp->tp.ack_psn, DROCE_PSN_MASK));
+	if (!place) {
+		droce_ctx_drop(qp->ctx, qp, DROCE_DROP_OUT_OF_SEQ);
+		return RESPST_EXIT;
+	}
+	c->ooo = true;
+	return RESPST_CHK_OP_VALID;
+}
+
 /* 9.7.5.2.8: no receive WQE: RNR NAK with our min_rnr_timer; the packet is
  * not executed and the expected PSN stays. Later packets of the burst are
  * out of sequence and silently dropped (nak_gap). */
@@ -613,6 +656,50 @@ static enum resp_state err_rwqe(struct resp_ctx *c)
 	return err_nak(c, DROCE_NAK_REMOTE_OP);
 }
 
+/* Selective repeat: ePSN moved up to packets placed ahead of it; a WRITE
+ * with immediate among them takes its receive WQE now, in PSN order, or is
+ * refused with an RNR NAK (and resent: the requester forgets its SACK). */
+static void sr_advance(struct droce_qp *qp)
+{
+	bool imm_at, owe = false;
+	struct droce_sr_imm im;
+	while (droce_sr_resp_advance(qp, &imm_at, &im)) {
+		owe = true;
+		if (!imm_at)
+			break;
+		if (!droce_rq_next(qp)) {
+			qp->tp.nak_gap = true;
+			queue_nak(qp, DROCE_AETH_RNR_NAK | (qp->attr.min_rnr_timer & DROCE_AETH_VALUE_MASK),
+				  qp->tp.epsn, false);
+			break;
+		}
+		struct droce_rwqe *r = &qp->rq[qp->rq_head & qp->rq_mask];
+		qp->rq_head++;
+		if (r->status != DROCE_WC_SUCCESS) {
+			recv_wc(qp, r, DROCE_WC_LOC_PROT_ERR, DROCE_WC_RECV, 0, NULL);
+			if (qp->state != DROCE_QPS_ERR)
+				queue_nak(qp, DROCE_AETH_NAK | DROCE_NAK_REMOTE_OP, qp->tp.epsn, true);
+			return;
+		}
+		droce_sr_resp_take(qp);
+		struct droce_wc wc = {
+			.wr_id = r->wr_id,
+			.status = DROCE_WC_SUCCESS,
+			.opcode = DROCE_WC_RECV_RDMA_WITH_IMM,
+			.byte_len = im.len,
+			.qp_num = qp->qpn,
+			.src_qp = qp->attr.dest_qp_num,
+			.wc_flags = DROCE_WC_WITH_IMM,
+			.imm_data = htobe32(im.imm),
+		};
+		droce_tp_complete(qp, qp->rcq, &wc);
+		if (qp->state == DROCE_QPS_ERR)
+			return;
+	}
+	if (owe)
+		queue_ack(qp, droce_psn_add(qp->tp.ack_psn, DROCE_PSN_MASK));
+}
+
 void droce_resp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t now)
 {
 	if (qp->state < DROCE_QPS_RTR || qp->state == DROCE_QPS_ERR || qp->tp.resp_err) {
@@ -635,6 +722,12 @@ void droce_resp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t no
 	};
 	enum resp_state s = RESPST_CHK_PSN;
 	while (s != RESPST_DONE && s != RESPST_EXIT) {
+		if (c.ooo && s >= RESPST_RNR) {
+			/* out of order and refused: dropped, no NAK (sr_ooo) */
+			droce_ctx_drop(qp->ctx, qp, DROCE_DROP_OUT_OF_SEQ);
+			qp->stats.sr_ooo_dropped++;
+			break;
+		}
 		switch (s) {
 		case RESPST_CHK_PSN: s = chk_psn(&c); break;
 		case RESPST_CHK_OP_SEQ: s = chk_op_seq(&c); break;
@@ -645,6 +738,7 @@ void droce_resp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t no
 		case RESPST_EXECUTE: s = execute(&c); break;
 		case RESPST_DUPLICATE: s = duplicate(&c); break;
 		case RESPST_OUT_OF_SEQ: s = out_of_seq(&c); break;
+		case RESPST_SR_OOO: s = sr_ooo(&c); break;
 		case RESPST_RNR: s = rnr(&c); break;
 		case RESPST_BUSY:
 			droce_ctx_drop(qp->ctx, qp, DROCE_DROP_RESP_BUSY);
@@ -658,6 +752,8 @@ void droce_resp_rx(struct droce_qp *qp, const struct droce_pkt *pkt, uint64_t no
 		default: s = RESPST_EXIT; break;
 		}
 	}
+	if (qp->transport && qp->state != DROCE_QPS_ERR)
+		sr_advance(qp);
 }
 
 /* ------------------------------------------------------------ transmit -- */
@@ -737,6 +833,25 @@ static int send_aeth(struct droce_qp *qp, uint8_t syndrome, uint32_t psn, uint32
 	return 0;
 }
 
+/* The coalesced ACK; on a selective-repeat QP with packets seen past ePSN,
+ * with the SACK block behind its AETH (wire/sack.h). */
+static int send_ack(struct droce_qp *qp, uint64_t now)
+{
+	uint8_t sack[DROCE_SACK_LEN];
+	if (!qp->transport || !droce_sr_resp_sack(qp, qp->tp.pend_ack_psn, sack))
+		return send_aeth(qp, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, qp->tp.pend_ack_psn,
+				 qp->tp.msn, now);
+	struct droce_hdrs h = qp->tmpl;
+	h.bth.opcode = DROCE_OP_RC_ACKNOWLEDGE;
+	h.bth.psn = qp->tp.pend_ack_psn;
+	h.ext.aeth.syndrome = DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID;
+	h.ext.aeth.msn = qp->tp.msn;
+	if (droce_tp_xmit_tail(qp, &h, sack, sizeof(sack), now) == -ENOBUFS)
+		return -ENOBUFS;
+	qp->stats.acks_sent++;
+	return 0;
+}
+
 enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned quota,
 				   unsigned *sent)
 {
@@ -785,7 +900,7 @@ enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned q
 	    droce_psn_diff(qp->tp.pend_ack_psn, qp->tp.nak_psn) < 0) {
 		if (*sent >= quota)
 			return DROCE_TX_MORE;
-		if (send_aeth(qp, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, qp->tp.pend_ack_psn, qp->tp.msn, now))
+		if (send_ack(qp, now))
 			return DROCE_TX_BUSY;
 		qp->tp.ack_pending = false;
 		(*sent)++;
@@ -811,7 +926,7 @@ enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned q
 	if (qp->tp.ack_pending) {
 		if (*sent >= quota)
 			return DROCE_TX_MORE;
-		if (send_aeth(qp, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, qp->tp.pend_ack_psn, qp->tp.msn, now))
+		if (send_ack(qp, now))
 			return DROCE_TX_BUSY;
 		qp->tp.ack_pending = false;
 		(*sent)++;

@@ -10,12 +10,14 @@
  */
 #include "wire/psn.h"
 #include "transport/tp_int.h"
+#include "transport/sr.h"
 #include "wire/opcode.h"
 
 void droce_tp_reset(struct droce_qp *qp)
 {
 	droce_req_reset(qp);
 	droce_resp_reset(qp);
+	memset(&qp->tp.sr, 0, sizeof(qp->tp.sr));
 	qp->tp.kick = false;
 	qp->tp.resp_first = false;
 }
@@ -24,12 +26,16 @@ void droce_tp_rtr(struct droce_qp *qp)
 {
 	qp->tp.epsn = qp->tp.ack_psn = qp->attr.rq_psn;
 	qp->tp.msn = 0;
+	qp->tp.sr.rx_base = qp->tp.sr.rx_hi = qp->attr.rq_psn;
 }
 
 void droce_tp_rts(struct droce_qp *qp)
 {
 	struct droce_tp *t = &qp->tp;
 	t->npsn = t->cur_psn = t->una_psn = t->snd_max = qp->attr.sq_psn;
+	t->sr.tx_base = t->sr.peer_hi = t->sr.resent_to = t->sr.resend_end = qp->attr.sq_psn;
+	if (qp->transport == DROCE_TRANSPORT_SR_SPRAY)
+		droce_sr_rts(qp);
 	t->retry_left = qp->attr.retry_cnt;
 	t->rnr_left = qp->attr.rnr_retry;
 	qp->ccs.line_bpns = qp->ctx->p.line_rate_gbps / 8.0; /* rate cc starts here */

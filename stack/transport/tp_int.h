@@ -25,6 +25,10 @@ static inline bool droce_is_rd_atomic(uint8_t op)
 /* xmit.c: build and send one frame of @p qp. @return 0 or -ENOBUFS (or another error: lost). */
 int droce_tp_xmit(struct droce_qp *qp, const struct droce_hdrs *h, const struct droce_seg *seg,
 		  unsigned nseg, uint64_t now);
+/* xmit.c: a frame whose @p len bytes after the headers (a multiple of 4,
+ * copied: droce's SACK block, wire/sack.h) travel with the headers. */
+int droce_tp_xmit_tail(struct droce_qp *qp, const struct droce_hdrs *h, const uint8_t *tail,
+		       uint32_t len, uint64_t now);
 
 /* error.c: completions and the move to ERR */
 /** Post @p wc into @p cq; a full CQ moves the QP to ERR (11.4.2.1 CQ overrun). */

@@ -122,6 +122,8 @@ int droce_tp_xmit(struct droce_qp *qp, const struct droce_hdrs *h,
 	size_t hl = build_fast(qp, ctx->scratch, h);
 	if (!hl)
 		return -EINVAL;
+	if (h->net.sport != qp->tmpl.net.sport && qp->img_len) /* sr-spray: the image has the QP's */
+		droce_put_be16(ctx->scratch + qp->img_len - 8, h->net.sport);
 	size_t l3 = droce_build_l3_off(h);
 	f.hdr = ctx->scratch;
 	f.hdr_len = (uint32_t)hl;
@@ -148,5 +150,34 @@ int droce_tp_xmit(struct droce_qp *qp, const struct droce_hdrs *h,
 	ctx->stats.tx_frames++;
 	qp->stats.tx_pkts++;
 	qp->stats.tx_bytes += h->payload_len;
+	return 0;
+}
+
+int droce_tp_xmit_tail(struct droce_qp *qp, const struct droce_hdrs *h, const uint8_t *tail,
+		       uint32_t len, uint64_t now)
+{
+	struct droce_ctx *ctx = qp->ctx;
+	struct droce_hdrs t = *h;
+	t.payload_len = len; /* the IP and UDP lengths count it */
+	size_t hl = build_fast(qp, ctx->scratch, &t);
+	if (!hl || (len & 3u) || hl + len > sizeof(ctx->scratch))
+		return -EINVAL;
+	memcpy(ctx->scratch + hl, tail, len);
+	size_t l3 = droce_build_l3_off(&t);
+	struct droce_tx_frame f;
+	f.hdr = ctx->scratch;
+	f.hdr_len = (uint32_t)(hl + len);
+	f.nseg = 0;
+	f.payload_len = 0;
+	uint32_t crc = droce_icrc_tx(&ctx->icrc_seeds, ctx->scratch + l3, droce_build_l3_kind(&t),
+				     hl + len - l3, f.seg, 0, 0, 0);
+	memset(f.trailer, 0, 4);
+	droce_icrc_store(f.trailer, crc);
+	f.trailer_len = DROCE_ICRC_LEN;
+	int rc = ctx->link.ops->tx(ctx->link.priv, &f, now);
+	if (rc)
+		return rc;
+	ctx->stats.tx_frames++;
+	qp->stats.tx_pkts++;
 	return 0;
 }

@@ -74,6 +74,7 @@ struct dv_config {
 	char eal[1024];         /**< DROCE_EAL, split on blanks */
 	double port_wait_s;     /**< DROCE_PORT_WAIT: the port may take this long to start */
 	uint8_t idle;           /**< DROCE_IDLE: enum droce_idle_mode, default busy */
+	int transport;          /**< DROCE_TRANSPORT: enum droce_transport of every RC QP */
 };
 
 /** DROCE_PORT_WAIT's default: a memif client waits this long for its server. */

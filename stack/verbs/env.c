@@ -102,6 +102,9 @@ int dv_config_parse(struct dv_config *c, const char *(*get)(const char *name),
 		else if (strcmp(idle, "busy"))
 			return bad(err, errlen, "DROCE_IDLE: want busy or adaptive, got '%s'", idle);
 	}
+	const char *tr = get("DROCE_TRANSPORT");
+	if (tr && (c->transport = droce_transport_parse(tr)) < 0)
+		return bad(err, errlen, "DROCE_TRANSPORT: want gbn, sr or sr-spray, got '%s'", tr);
 	const char *eal = get("DROCE_EAL");
 	if (eal) {
 		if (strlen(eal) >= sizeof(c->eal))

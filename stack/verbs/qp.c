@@ -58,6 +58,8 @@ DV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 	dv_caps_to_droce(&ia->cap, &d.cap);
 	dv_lock(c);
 	qp->dqp = droce_create_qp(c->dctx, &d);
+	if (qp->dqp && d.qp_type == DROCE_QPT_RC) /* both ends must set the same (docs/verbs.md) */
+		droce_qp_set_transport(qp->dqp, c->dev->cfg.transport);
 	e = errno;
 	struct droce_qp_attr qa;
 	if (qp->dqp) {

@@ -10,6 +10,7 @@
 #include "wire/bytes.h"
 #include "wire/hdr.h"
 #include "wire/icrc.h"
+#include "wire/sack.h"
 
 static const char *const result_names[] = {
 #define X(n, s) [DROCE_PARSE_##n] = #n,
@@ -281,7 +282,13 @@ parse_core(const uint8_t *frame, size_t len, struct droce_pkt *p, unsigned flags
 	size_t body = end - DROCE_ICRC_LEN - off;
 	p->payload_off = (uint32_t)off;
 	p->payload = frame + off;
-	if (!(p->op->flags & DROCE_OPF_PAYLOAD) && body != 0)
+	/* An ACK carries nothing after its AETH, but for droce's SACK block
+	 * between peers that agreed to selective repeat (wire/sack.h): that
+	 * exact block, whole, with its magic; the transport drops it on a QP
+	 * that did not agree. */
+	if (!(p->op->flags & DROCE_OPF_PAYLOAD) && body != 0 &&
+	    !(b->opcode == DROCE_OP_RC_ACKNOWLEDGE && b->pad == 0 &&
+	      droce_sack_parse(frame + off, body, &(struct droce_sack){0})))
 		return DROCE_PARSE_UNEXPECTED_PAYLOAD;
 	if (b->pad > body)
 		return DROCE_PARSE_PAD_TOO_LONG;

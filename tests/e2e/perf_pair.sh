@@ -17,6 +17,8 @@ spid=
 trap '[ -n "$spid" ] && kill $spid 2>/dev/null; rm -rf "$work"' EXIT
 impaired=0
 case " $* " in *" --impair "*) impaired=1 ;; esac
+sr=0
+case " $* " in *" --transport sr"*) sr=1 ;; esac
 rc=0
 for size in ${sizes//,/ }; do
   iters=200
@@ -76,25 +78,36 @@ PY
   # this size's impairment and retransmissions, both sides, for the sum below
   /usr/bin/python3 - "$work/client.json" "$work/server.json" >>"$work/impair.txt" <<'PY'
 import json, sys
-t = [0, 0, 0, 0]
+t = [0, 0, 0, 0, 0, 0]
 for path in sys.argv[1:]:
     c = json.load(open(path))["counters"]
     i = c.get("impair", {})
     t[0] += i.get("frames", 0); t[1] += i.get("dropped", 0); t[2] += i.get("reordered", 0)
     t[3] += c["retransmits"]["packets"]
+    s = c.get("selective_repeat", {})
+    t[4] += s.get("placed_out_of_order", 0); t[5] += s.get("sacks_received", 0)
 print(*t)
 PY
   grep -E '^ *[0-9]+ +[0-9]+ ' "$work/client.out" | sed "s/^/$test $* : /"
-  grep -E 'Counters|Impair' "$work/client.out" "$work/server.out" | sed "s|^$work/|$test: |"
+  grep -E 'Counters|Impair|Selective|Paths' "$work/client.out" "$work/server.out" | sed "s|^$work/|$test: |"
 done
 if [ $rc = 0 ] && [ $impaired = 1 ]; then
-  read -r frames dropped reordered retrans < <(awk '{for (i = 1; i <= 4; i++) t[i] += $i}
-    END {print t[1] + 0, t[2] + 0, t[3] + 0, t[4] + 0}' "$work/impair.txt")
+  read -r frames dropped reordered retrans placed sacks < <(awk '{for (i = 1; i <= 6; i++) t[i] += $i}
+    END {print t[1] + 0, t[2] + 0, t[3] + 0, t[4] + 0, t[5] + 0, t[6] + 0}' "$work/impair.txt")
   echo "impairment over all sizes, both sides: $frames frames, $dropped dropped, $reordered reordered; $retrans packets retransmitted"
   if [ "$frames" = 0 ] || [ "$dropped" = 0 ] || [ "$reordered" = 0 ]; then
     echo "FAIL: $test $*: the impairment shim dropped or reordered nothing: the loss test tested no loss"; rc=1
   elif [ "$retrans" = 0 ]; then
     echo "FAIL: $test $*: $dropped frames dropped and nothing retransmitted: no recovery took place"; rc=1
+  elif [ $sr = 1 ]; then
+    # selective repeat: the requester took SACKs; a WRITE or SEND stream
+    # (the client requests) was placed out of order at the server
+    echo "selective repeat: $placed packets placed out of order, $sacks SACKs received"
+    if [ "$sacks" = 0 ]; then
+      echo "FAIL: $test $*: no SACK received: selective repeat did not run"; rc=1
+    elif [ "$test" = write_bw ] && [ "$placed" = 0 ]; then
+      echo "FAIL: $test $*: nothing placed out of order"; rc=1
+    fi
   fi
 fi
 exit $rc

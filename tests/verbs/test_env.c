@@ -49,6 +49,11 @@ static void test_memif(void **state)
 			   "adaptive", NULL};
 	assert_int_equal(parse(i, &c, err), 0);
 	assert_int_equal(c.idle, DROCE_IDLE_ADAPTIVE);
+	assert_int_equal(c.transport, DROCE_TRANSPORT_GBN); /* unset: go-back-N */
+	const char *t[] = {"DROCE_PORT", "memif:client", "DROCE_IP", "10.1.2.3", "DROCE_TRANSPORT",
+			   "sr-spray", NULL};
+	assert_int_equal(parse(t, &c, err), 0);
+	assert_int_equal(c.transport, DROCE_TRANSPORT_SR_SPRAY);
 }
 
 static void test_kinds(void **state)
@@ -85,6 +90,7 @@ static void test_bad(void **state)
 		{"DROCE_PORT", "memif:client", "DROCE_IP", "1.2.3.4", "DROCE_PORT_WAIT", "-1", NULL},
 		{"DROCE_PORT", "memif:client", "DROCE_IP", "1.2.3.4", "DROCE_PORT_WAIT", "5s", NULL},
 		{"DROCE_PORT", "memif:client", "DROCE_IP", "1.2.3.4", "DROCE_IDLE", "sleepy", NULL},
+		{"DROCE_PORT", "memif:client", "DROCE_IP", "1.2.3.4", "DROCE_TRANSPORT", "irn", NULL},
 	};
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		err[0] = 0;
