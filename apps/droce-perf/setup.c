@@ -190,7 +190,28 @@ int perf_setup(struct perf *p, int eal_argc, char **eal_argv, const char *prog)
 	for (unsigned i = 0; i < p->o.qps; i++)
 		if ((r = p->be->create_qp(p, i)))
 			return r;
+	if ((r = perf_qp_map_build(p)))
+		return r;
 	return connect_qps(p, &me);
+}
+
+int perf_qp_map_build(struct perf *p)
+{
+	uint32_t n = 2;
+	while (n < 2 * p->o.qps)
+		n <<= 1;
+	free(p->qp_map);
+	p->qp_map = calloc(n, sizeof(*p->qp_map));
+	if (!p->qp_map)
+		return -ENOMEM;
+	p->qp_map_mask = n - 1;
+	for (unsigned i = 0; i < p->o.qps; i++) {
+		uint32_t h = (p->qp[i].qpn * 2654435761u) & p->qp_map_mask;
+		while (p->qp_map[h])
+			h = (h + 1) & p->qp_map_mask;
+		p->qp_map[h] = i + 1;
+	}
+	return 0;
 }
 
 /* Side channel events while the poll loop runs: "done" from the peer
@@ -248,4 +269,6 @@ void perf_teardown(struct perf *p)
 		free(p->qp[i].buf);
 	free(p->qp);
 	p->qp = NULL;
+	free(p->qp_map);
+	p->qp_map = NULL;
 }
