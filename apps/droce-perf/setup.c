@@ -18,10 +18,8 @@
 
 #include <rte_cycles.h>
 
-/* Buffers are bounded, per QP and all QPs together: with -a, a deep queue
- * or thousands of QPs, slots shrink (down to the two latency tests need). */
-#define PERF_BUF_MAX (16u << 20)
-#define PERF_BUF_ALL (1ull << 30)
+#include "flow.h"
+
 
 uint64_t perf_now(const struct perf *p)
 {
@@ -165,11 +163,7 @@ int perf_setup(struct perf *p, int eal_argc, char **eal_argv, const char *prog)
 	uint32_t sizes[32];
 	unsigned n = perf_sizes(&p->o, sizes, 32);
 	p->slot_size = sizes[n - 1];
-	/* At least two slots: latency tests receive into slot 0 and send from slot 1. */
-	p->slots = p->o.tx_depth < 2 ? 2 : p->o.tx_depth;
-	uint64_t per_qp = PERF_BUF_ALL / p->o.qps < PERF_BUF_MAX ? PERF_BUF_ALL / p->o.qps : PERF_BUF_MAX;
-	while (p->slots > 2 && (uint64_t)p->slots * p->slot_size > per_qp)
-		p->slots >>= 1;
+	p->slots = perf_bw_slots(&p->o, p->slot_size);
 	p->qp = calloc(p->o.qps, sizeof(*p->qp));
 	if (!p->qp)
 		return -ENOMEM;
