@@ -53,6 +53,10 @@ struct perf_counters {
 	uint64_t imp_frames, imp_dropped, imp_held, imp_duplicated, imp_corrupted;
 	/* Per QP (droce backend; rdma-core exposes none of it): the RTT the
 	 * requester measured, the ACK timeout and window in use. */
+	/* The process's memory (/proc/self/status): peak resident set and
+	 * hugetlbfs pages mapped, for the memory a QP costs at this count. */
+	uint64_t mem_rss_peak, mem_hugetlb;
+	unsigned mem_qps;
 	unsigned n_path;
 	struct perf_qp_path *path; /* n_path entries, malloc'd; perf_counters_free */
 };

@@ -226,11 +226,27 @@ int perf_peer_event(struct perf *p)
 	return n > 0 ? 1 : 0;
 }
 
+/* kB of a "Name:   N kB" line of /proc/self/status, as bytes (0: none). */
+static uint64_t status_kb(const char *text, const char *name)
+{
+	const char *l = strstr(text, name);
+	return l ? strtoull(l + strlen(name), NULL, 10) * 1024 : 0;
+}
+
 void perf_counters(const struct perf *p, struct perf_counters *c)
 {
 	memset(c, 0, sizeof(*c));
 	if (p->be)
 		p->be->counters(p, c);
+	char text[4096];
+	FILE *f = fopen("/proc/self/status", "r");
+	size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	text[n] = 0;
+	c->mem_rss_peak = status_kb(text, "\nVmHWM:");
+	c->mem_hugetlb = status_kb(text, "\nHugetlbPages:");
+	c->mem_qps = p->o.qps;
 }
 
 void perf_counters_free(struct perf_counters *c)
