@@ -460,6 +460,20 @@ def fmt(x, spec="%.2f"):
     return "n/a" if x is None else spec % x
 
 
+def write_block(begin, end, heading, text):
+    """Replace the text between @begin and @end in docs/benchmarks.md, or
+    append it under a new section @heading."""
+    path = os.path.join(ROOT, "docs/benchmarks.md")
+    doc = open(path).read() if os.path.exists(path) else "# droce benchmarks\n"
+    block = "%s\n%s\n%s" % (begin, text, end)
+    if begin in doc and end in doc:
+        doc = doc[:doc.index(begin)] + block + doc[doc.index(end) + len(end):]
+    else:
+        doc = doc.rstrip("\n") + "\n\n## %s\n\n%s\n" % (heading, block)
+    with open(path, "w") as f:
+        f.write(doc)
+
+
 MQ_BEGIN = "<!-- compare-manyqp:begin -->"
 MQ_END = "<!-- compare-manyqp:end -->"
 
@@ -562,15 +576,7 @@ def manyqp_section(a):
     text = "\n".join(out)
     print(text)
     if not a.no_write:
-        path = os.path.join(ROOT, "docs/benchmarks.md")
-        doc = open(path).read()
-        block = "%s\n%s\n%s" % (MQ_BEGIN, text, MQ_END)
-        if MQ_BEGIN in doc and MQ_END in doc:
-            doc = doc[:doc.index(MQ_BEGIN)] + block + doc[doc.index(MQ_END) + len(MQ_END):]
-        else:
-            doc = doc.rstrip("\n") + "\n\n## Many QPs and small messages over memif\n\n" + block + "\n"
-        with open(path, "w") as f:
-            f.write(doc)
+        write_block(MQ_BEGIN, MQ_END, "Many QPs and small messages over memif", text)
     shutil.rmtree(r.tmp, ignore_errors=True)
     return 0 if not r.log else 1
 
@@ -688,15 +694,7 @@ def main():
     text = "\n".join(out)
     print(text)
     if not a.no_write:
-        path = os.path.join(ROOT, "docs/benchmarks.md")
-        doc = open(path).read() if os.path.exists(path) else "# droce benchmarks\n"
-        block = "%s\n%s\n%s" % (BEGIN, text, END)
-        if BEGIN in doc and END in doc:
-            doc = doc[:doc.index(BEGIN)] + block + doc[doc.index(END) + len(END):]
-        else:
-            doc = doc.rstrip("\n") + "\n\n## droce vs raw memif vs kernel TCP\n\n" + block + "\n"
-        with open(path, "w") as f:
-            f.write(doc)
+        write_block(BEGIN, END, "droce vs raw memif vs kernel TCP", text)
     shutil.rmtree(r.tmp, ignore_errors=True)
     return 0 if not r.log else 1
 
