@@ -487,7 +487,7 @@ def many_qps(r, runs, counts, secs, verbs_qps):
     got = {q: [] for q in counts}
     for _ in range(runs):
         for q in counts:
-            j = r.droce("write_bw", 4096, ["--report_gbits", "-q", str(q), "-D", str(secs)],
+            j = r.droce("write_bw", 4096, ["--report_gbits", "-q", str(q), "-D", str(secs), "-u", "18"],
                         whole=True)
             if j:
                 got[q].append(j)
