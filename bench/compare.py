@@ -124,7 +124,8 @@ class Run:
         except subprocess.TimeoutExpired:
             srv.kill()
         m = re.search(r"^\s*4096\s+\d+\s+[\d.]+\s+([\d.]+)\s", out, re.M)
-        if not m:
+        # perftest prints 0.00 when its own clock sampling failed (a loaded machine)
+        if not m or float(m.group(1)) <= 0:
             self.log.append("FAILED: perftest ib_write_bw -q %d: %s" % (qps, out[-800:]))
             return None
         return float(m.group(1))
@@ -138,12 +139,14 @@ class Run:
         app = ["--", "--mbuf-size=%d" % (frame + 512), "-a", "--stats-period", "1",
                "--burst=64", "--txd=2048", "--rxd=2048"]
         secs = 8 if self.quick else 12  # memif takes ~3 s to connect
-        srv = subprocess.Popen(base + ["--lcores", "0@0,1@0", "--file-prefix", "bps",
+        # EAL file prefixes of this run only: another testpmd on the machine
+        # (a second compare.py) must not share them
+        srv = subprocess.Popen(base + ["--lcores", "0@0,1@0", "--file-prefix", "bps%d" % os.getpid(),
                                        "--vdev=" + vdev % "server"] + app +
                                ["--forward-mode=rxonly"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         time.sleep(1.5)
-        cli = subprocess.Popen(base + ["--lcores", "0@1,1@1", "--file-prefix", "bpc",
+        cli = subprocess.Popen(base + ["--lcores", "0@1,1@1", "--file-prefix", "bpc%d" % os.getpid(),
                                        "--vdev=" + vdev % "client"] + app +
                                ["--forward-mode=txonly", "--txpkts=%d" % frame],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
