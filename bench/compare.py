@@ -477,6 +477,21 @@ def write_block(begin, end, heading, text):
         f.write(doc)
 
 
+def finish(a, r, out, begin, end, heading):
+    """Print the lines @out with the run's failures, write them into their
+    block of docs/benchmarks.md (unless --no-write), clean up. @return the
+    exit status: 1 when any run failed."""
+    for l in r.log:
+        out.append("")
+        out.append("```\n%s\n```" % l)
+    text = "\n".join(out)
+    print(text)
+    if not a.no_write:
+        write_block(begin, end, heading, text)
+    shutil.rmtree(r.tmp, ignore_errors=True)
+    return 0 if not r.log else 1
+
+
 MQ_BEGIN = "<!-- compare-manyqp:begin -->"
 MQ_END = "<!-- compare-manyqp:end -->"
 
@@ -573,15 +588,7 @@ def manyqp_section(a):
            (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), os.cpu_count(), " ".join(la0),
             " ".join(la1), runs, " --quick" if a.quick else "",
             " --no-verbs" if a.no_verbs else ""), ""] + t1 + [""] + t2
-    for l in r.log:
-        out.append("")
-        out.append("```\n%s\n```" % l)
-    text = "\n".join(out)
-    print(text)
-    if not a.no_write:
-        write_block(MQ_BEGIN, MQ_END, "Many QPs and small messages over memif", text)
-    shutil.rmtree(r.tmp, ignore_errors=True)
-    return 0 if not r.log else 1
+    return finish(a, r, out, MQ_BEGIN, MQ_END, "Many QPs and small messages over memif")
 
 
 def main():
@@ -691,15 +698,7 @@ def main():
                                             "; the bare link: two spinning cores at raw memif's "
                                             "4 KB rate %.2f cycles/byte = %.2f x TCP"
                                             % (link_cpb, link_cpb / tcp_cpb) if link_cpb else ""))
-    for l in r.log:
-        out.append("")
-        out.append("```\n%s\n```" % l)
-    text = "\n".join(out)
-    print(text)
-    if not a.no_write:
-        write_block(BEGIN, END, "droce vs raw memif vs kernel TCP", text)
-    shutil.rmtree(r.tmp, ignore_errors=True)
-    return 0 if not r.log else 1
+    return finish(a, r, out, BEGIN, END, "droce vs raw memif vs kernel TCP")
 
 
 if __name__ == "__main__":
