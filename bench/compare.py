@@ -21,7 +21,13 @@ droce-perf over droce (af_packet) on a veth pair, kernel TCP on a veth pair,
 and droce on the host against rxe in the guest; it writes them into the
 "droce vs rxe" section. Only ratios measured side by side there mean anything.
 
+--many-qps instead measures only write_bw 4 KB with 1, 1024 and 10000 QPs
+(and perftest ib_write_bw -q 1 / -q 1024 through the drop-in), write_lat
+8 B beside the bare memif ping-pong and 64 B write_bw with 2 QPs beside raw
+memif, each set interleaved round by round, into its own section.
+
 Usage: bench/compare.py [--build DIR] [--quick] [--no-write] [--interop | --idle]
+                        [--many-qps [--no-verbs]]
 Timing here is noisy (2 cores, shared): compare ratios from the same run.
 """
 import argparse
@@ -63,8 +69,9 @@ class Run:
         self.port = 21000 + os.getpid() % 5000
         self.log = []
 
-    def droce(self, test, size, extra=()):
-        """One droce-perf server+client pair; returns the client's JSON."""
+    def droce(self, test, size, extra=(), whole=False):
+        """One droce-perf server+client pair; returns the client's first
+        result (whole: its JSON, with the counters and the memory)."""
         self.port += 1
         sock = os.path.join(self.tmp, "m%d.sock" % self.port)
         js = os.path.join(self.tmp, "c%d.json" % self.port)
@@ -92,7 +99,44 @@ class Run:
             self.log.append("FAILED: %s\n%s" % (cmd, cli.stdout[-2000:]))
             return None
         with open(js) as f:
-            return json.load(f)["results"][0]
+            j = json.load(f)
+            return j if whole else j["results"][0]
+
+    def perftest(self, qps, secs):
+        """perftest ib_write_bw 4 KB with QPS QPs over droce's libibverbs
+        (scripts/droce-run, memif, each end on its own CPU): Gbit/s."""
+        self.port += 1
+        sock = os.path.join(self.tmp, "v%d.sock" % self.port)
+        run = os.path.join(ROOT, "scripts/droce-run")
+        lib = os.path.join(self.build, "stack/verbs/lib")
+        t = ["ib_write_bw", "-d", "droce0", "-x", "0", "-s", "4096", "-q", str(qps), "-D",
+             str(secs), "-p", str(self.port), "--report_gbits", "-F"]
+        def side(role, ip, cpu):
+            return [run, "--lib", lib, "--cpu", str(cpu), "--port",
+                    "memif:%s,socket=%s" % (role, sock), "--ip", ip] + t
+        # to a file: with 1024 QPs perftest prints more than a pipe holds
+        slog = open(os.path.join(self.tmp, "v%d.server" % self.port), "w")
+        srv = subprocess.Popen(side("server", "198.18.0.1", 0), stdout=slog,
+                               stderr=subprocess.STDOUT)
+        slog.close()
+        time.sleep(1.0)
+        try:
+            cli = subprocess.run(side("client", "198.18.0.2", 1) + ["127.0.0.1"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 timeout=600)
+            out = cli.stdout
+        except subprocess.TimeoutExpired as e:
+            out = "timeout: %s" % (e.stdout or "")
+        try:
+            srv.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            srv.kill()
+        m = re.search(r"^\s*4096\s+\d+\s+[\d.]+\s+([\d.]+)\s", out, re.M)
+        # perftest prints 0.00 when its own clock sampling failed (a loaded machine)
+        if not m or float(m.group(1)) <= 0:
+            self.log.append("FAILED: perftest ib_write_bw -q %d: %s" % (qps, out[-800:]))
+            return None
+        return float(m.group(1))
 
     def testpmd(self, frame):
         """Raw memif: txonly -> rxonly, steady-state receive rate (pps)."""
@@ -103,12 +147,14 @@ class Run:
         app = ["--", "--mbuf-size=%d" % (frame + 512), "-a", "--stats-period", "1",
                "--burst=64", "--txd=2048", "--rxd=2048"]
         secs = 8 if self.quick else 12  # memif takes ~3 s to connect
-        srv = subprocess.Popen(base + ["--lcores", "0@0,1@0", "--file-prefix", "bps",
+        # EAL file prefixes of this run only: another testpmd on the machine
+        # (a second compare.py) must not share them
+        srv = subprocess.Popen(base + ["--lcores", "0@0,1@0", "--file-prefix", "bps%d" % os.getpid(),
                                        "--vdev=" + vdev % "server"] + app +
                                ["--forward-mode=rxonly"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         time.sleep(1.5)
-        cli = subprocess.Popen(base + ["--lcores", "0@1,1@1", "--file-prefix", "bpc",
+        cli = subprocess.Popen(base + ["--lcores", "0@1,1@1", "--file-prefix", "bpc%d" % os.getpid(),
                                        "--vdev=" + vdev % "client"] + app +
                                ["--forward-mode=txonly", "--txpkts=%d" % frame],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -421,29 +467,6 @@ def interop_measure(g, a):
     return 0 if not g.log else 1
 
 
-def finish(r, a, out, begin, end, title):
-    """Print a section (its failures' logs last) and, unless --no-write,
-    put it between its markers in docs/benchmarks.md (a new section @title
-    at the end the first time). @return the exit code."""
-    for l in r.log:
-        out.append("")
-        out.append("```\n%s\n```" % l)
-    text = "\n".join(out)
-    print(text)
-    if not a.no_write:
-        path = os.path.join(ROOT, "docs/benchmarks.md")
-        doc = open(path).read() if os.path.exists(path) else "# droce benchmarks\n"
-        block = "%s\n%s\n%s" % (begin, text, end)
-        if begin in doc and end in doc:
-            doc = doc[:doc.index(begin)] + block + doc[doc.index(end) + len(end):]
-        else:
-            doc = doc.rstrip("\n") + "\n\n## %s\n\n" % title + block + "\n"
-        with open(path, "w") as f:
-            f.write(doc)
-    shutil.rmtree(r.tmp, ignore_errors=True)
-    return 0 if not r.log else 1
-
-
 def proc_ticks(pid):
     """utime + stime of @pid (all its threads), in clock ticks."""
     with open("/proc/%d/stat" % pid) as f:
@@ -571,11 +594,139 @@ def idle_section(a):
                    "overstates droce's cycles. (Counting the whole spinning cores instead is the "
                    "\"CPU cycles per byte\" ratio of the section above.)"
                    % (c, tcp_cpb, c / tcp_cpb))
-    return finish(r, a, out, IDLE_BEGIN, IDLE_END, "Idle policy: CPU that follows the load")
+    return finish(a, r, out, IDLE_BEGIN, IDLE_END, "Idle policy: CPU that follows the load")
 
 
 def fmt(x, spec="%.2f"):
     return "n/a" if x is None else spec % x
+
+
+def write_block(begin, end, heading, text):
+    """Replace the text between @begin and @end in docs/benchmarks.md, or
+    append it under a new section @heading."""
+    path = os.path.join(ROOT, "docs/benchmarks.md")
+    doc = open(path).read() if os.path.exists(path) else "# droce benchmarks\n"
+    block = "%s\n%s\n%s" % (begin, text, end)
+    if begin in doc and end in doc:
+        doc = doc[:doc.index(begin)] + block + doc[doc.index(end) + len(end):]
+    else:
+        doc = doc.rstrip("\n") + "\n\n## %s\n\n%s\n" % (heading, block)
+    with open(path, "w") as f:
+        f.write(doc)
+
+
+def finish(a, r, out, begin, end, heading):
+    """Print the lines @out with the run's failures, write them into their
+    block of docs/benchmarks.md (unless --no-write), clean up. @return the
+    exit status: 1 when any run failed."""
+    for l in r.log:
+        out.append("")
+        out.append("```\n%s\n```" % l)
+    text = "\n".join(out)
+    print(text)
+    if not a.no_write:
+        write_block(begin, end, heading, text)
+    shutil.rmtree(r.tmp, ignore_errors=True)
+    return 0 if not r.log else 1
+
+
+MQ_BEGIN = "<!-- compare-manyqp:begin -->"
+MQ_END = "<!-- compare-manyqp:end -->"
+
+
+def many_qps(r, runs, counts, secs, verbs_qps):
+    """Many QPs on the wire: write_bw 4 KB over memif with each count of
+    QPs, the counts interleaved in each round (1, 1024, 10000, 1, ...) so
+    the machine's load falls on all of them; the median round of each.
+    Then perftest ib_write_bw through the drop-in, 1 QP and verbs_qps QPs
+    interleaved the same way. Returns the lines of its table."""
+    got = {q: [] for q in counts}
+    for _ in range(runs):
+        for q in counts:
+            j = r.droce("write_bw", 4096, ["--report_gbits", "-q", str(q), "-D", str(secs), "-u", "18"],
+                        whole=True)
+            if j:
+                got[q].append(j)
+    vb = {q: [] for q in (1, verbs_qps)} if verbs_qps else {}
+    for _ in range(runs if verbs_qps else 0):
+        for q in vb:
+            x = r.perftest(q, secs)
+            if x is not None:
+                vb[q].append(x)
+    med = {}
+    for q, js in got.items():
+        js.sort(key=lambda j: j["results"][0]["bw_avg_gbps"])
+        med[q] = js[(len(js) - 1) // 2] if js else None
+    one = med.get(1) and med[1]["results"][0]["bw_avg_gbps"]
+    out = ["| write_bw 4 KB over memif | QPs | Gbit/s (median; all rounds) | ratio to 1 QP [>= 0.8] "
+           "| peak RSS per QP, KB | hugetlbfs |", "|---|---:|---:|---:|---:|---:|"]
+    for q in counts:
+        j = med[q]
+        if not j:
+            out.append("| droce-perf | %d | failed | | | |" % q)
+            continue
+        g = j["results"][0]["bw_avg_gbps"]
+        mem = j.get("memory", {})
+        allg = ", ".join("%.2f" % x["results"][0]["bw_avg_gbps"] for x in got[q])
+        out.append("| droce-perf | %d | %.2f (%s) | %s | %.1f | %.1f MB |" %
+                   (q, g, allg, fmt(one and g / one), mem.get("rss_peak_bytes", 0) / 1e3 / q,
+                    mem.get("hugetlb_bytes", 0) / 1e6))
+    vone = statistics.median(vb[1]) if vb.get(1) else None
+    for q in vb:
+        v = statistics.median(vb[q]) if vb[q] else None
+        out.append("| perftest ib_write_bw over droce's libibverbs | %d | %s (%s) | %s | | |" %
+                   (q, fmt(v), ", ".join("%.2f" % x for x in vb[q]),
+                    fmt(v and vone and v / vone)))
+    return out
+
+
+def small_vs_link(r, runs):
+    """Latency and small messages against the bare link: write_lat 8 B
+    beside bench/memif/memif_lat.c's ping-pong over the same memif, and
+    64 B write_bw with 2 QPs beside raw memif (testpmd) at 64 B frames,
+    alternated within each round. Returns the lines of its table."""
+    wl, link, w64, raw = [], [], [], []
+    for _ in range(runs):
+        x = r.droce("write_lat", 8)
+        if x:
+            wl.append(x["t_typical_us"])
+        x = r.memif_lat()
+        if x:
+            link.append(x["t_typical_us"])
+        x = r.droce("write_bw", 64, ["--report_gbits", "-q", "2"])
+        if x:
+            w64.append(x["msg_rate_mpps"])
+        x = r.testpmd(64)
+        if x:
+            raw.append(x / 1e6)
+    m = lambda v: statistics.median(v) if v else None
+    a, b, c, d = m(wl), m(link), m(w64), m(raw)
+    return ["| what | droce | the bare link | ratio | target |", "|---|---:|---:|---:|---|",
+            "| 8 B write_lat typical, us (RTT/2) | %s | %s (memif ping-pong, RTT/2) | %s | <= 1.5 |"
+            % (fmt(a), fmt(b), fmt(a and b and a / b)),
+            "| 64 B write_bw, 2 QPs, Mpps | %s | %s (testpmd txonly->rxonly, 64 B frames) | %s | "
+            ">= 6 Mpps |" % (fmt(c, "%.3f"), fmt(d, "%.3f"), fmt(c and d and c / d)),
+            "", "Rounds: write_lat %s us; memif ping-pong %s us; 64 B write_bw %s Mpps; raw memif "
+            "64 B %s Mpps." % tuple(", ".join("%.2f" % x for x in v) for v in (wl, link, w64, raw))]
+
+
+def manyqp_section(a):
+    """--many-qps: only the two tables above, written between their own
+    markers in docs/benchmarks.md."""
+    r = Run(a.build, a.quick)
+    runs = 1 if a.quick else 3
+    la0 = open("/proc/loadavg").read().split()[:3]
+    counts = (1, 1024) if a.quick else (1, 1024, 10000)
+    t1 = many_qps(r, runs, counts, 2 if a.quick else 3, 0 if a.no_verbs else 1024)
+    t2 = small_vs_link(r, runs)
+    la1 = open("/proc/loadavg").read().split()[:3]
+    out = ["Measured %s on this machine (%d cores), load average %s at the start and %s at "
+           "the end, each endpoint pinned to its own core, %d round(s). Command: "
+           "`bench/compare.py --many-qps%s%s`." %
+           (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), os.cpu_count(), " ".join(la0),
+            " ".join(la1), runs, " --quick" if a.quick else "",
+            " --no-verbs" if a.no_verbs else ""), ""] + t1 + [""] + t2
+    return finish(a, r, out, MQ_BEGIN, MQ_END, "Many QPs and small messages over memif")
 
 
 def main():
@@ -585,11 +736,17 @@ def main():
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--interop", action="store_true")
     ap.add_argument("--idle", action="store_true")
+    ap.add_argument("--many-qps", action="store_true",
+                    help="only 1 vs 1 k vs 10 k QPs and latency/64 B against the bare link")
+    ap.add_argument("--no-verbs", action="store_true",
+                    help="--many-qps without the perftest runs through the drop-in")
     a = ap.parse_args()
     if a.interop:
         return interop_section(a)
     if a.idle:
         return idle_section(a)
+    if a.many_qps:
+        return manyqp_section(a)
     for tool in ("dpdk-testpmd", "iperf3", "qperf", "taskset"):
         if not shutil.which(tool):
             sys.exit("bench: %s missing (scripts/setup installs it)" % tool)
@@ -682,7 +839,7 @@ def main():
                                             "; the bare link: two spinning cores at raw memif's "
                                             "4 KB rate %.2f cycles/byte = %.2f x TCP"
                                             % (link_cpb, link_cpb / tcp_cpb) if link_cpb else ""))
-    return finish(r, a, out, BEGIN, END, "droce vs raw memif vs kernel TCP")
+    return finish(a, r, out, BEGIN, END, "droce vs raw memif vs kernel TCP")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "flow.h"
@@ -17,15 +18,6 @@ static inline uint8_t *slot_ptr(const struct perf *p, const struct perf_qp *q, u
 {
 	return q->buf + slot * p->slot_size;
 }
-
-static struct perf_qp *qp_of(struct perf *p, uint32_t qpn)
-{
-	for (unsigned i = 0; i < p->o.qps; i++)
-		if (p->qp[i].qpn == qpn)
-			return &p->qp[i];
-	return NULL;
-}
-
 
 /*
  * --check on a client completion: the send queue of an RC QP completes its
@@ -116,41 +108,76 @@ int perf_run_bw(struct perf *p, uint32_t size, struct bw_result *out)
 	double peak = 0;
 	struct droce_wc wc[64];
 
-	for (unsigned i = 0; i < p->o.qps; i++)
+	/* The QPs with room to post, each once: all at the start, then a QP
+	 * again when a completion of its own made room. A turn of the loop
+	 * costs what its completions brought, not a walk over every QP, and
+	 * the QPs are served in the order their room appeared. */
+	unsigned *refill = malloc(sizeof(*refill) * p->o.qps);
+	unsigned r_head = 0, r_n = p->o.qps;
+	uint64_t outstanding = 0;
+	if (!refill)
+		return -ENOMEM;
+	for (unsigned i = 0; i < p->o.qps; i++) {
 		p->qp[i].posted = p->qp[i].completed = 0;
+		p->qp[i].queued = true;
+		refill[i] = i;
+	}
+	int ret = 0;
 	t_start = win_start_t = last_progress = t_end = perf_now(p);
 	for (;;) {
 		uint64_t now = perf_now(p);
 		bool posting = dur_ns ? now - t_start < dur_ns : true;
-		for (unsigned i = 0; posting && i < p->o.qps; i++) {
+		for (unsigned left = posting ? r_n : 0; left; left--) {
+			unsigned i = refill[r_head];
 			struct perf_qp *q = &p->qp[i];
+			int r = 0;
 			while (q->posted - q->completed < inflight && (dur_ns || q->posted < iters)) {
-				int r = post_one(p, q, size);
-				if (r == -ENOMEM)
+				r = post_one(p, q, size);
+				if (r)
 					break;
-				if (r) {
-					fprintf(stderr, "droce-perf: post_send: %s\n", strerror(-r));
-					return r;
-				}
+				outstanding++;
+			}
+			if (r && r != -ENOMEM) {
+				fprintf(stderr, "droce-perf: post_send: %s\n", strerror(-r));
+				ret = r;
+				goto out;
+			}
+			r_head = r_head + 1 == p->o.qps ? 0 : r_head + 1;
+			r_n--;
+			if (r == -ENOMEM) { /* the send queue is full: again next turn */
+				unsigned tail = r_head + r_n;
+				refill[tail >= p->o.qps ? tail - p->o.qps : tail] = i;
+				r_n++;
+			} else {
+				q->queued = false;
 			}
 		}
 		int n = p->be->poll(p, now, wc, 64);
 		if (n < 0) {
 			fprintf(stderr, "droce-perf: completion queue: %s\n", strerror(-n));
-			return n;
+			ret = n;
+			goto out;
 		}
 		for (int k = 0; k < n; k++) {
-			struct perf_qp *q = qp_of(p, wc[k].qp_num);
+			struct perf_qp *q = perf_qp_of(p, wc[k].qp_num);
 			if (wc[k].status != DROCE_WC_SUCCESS || !q) {
 				fprintf(stderr, "droce-perf: completion error: %s (wr %llu, QP %u)\n",
 					droce_wc_status_str(wc[k].status),
 					(unsigned long long)wc[k].wr_id, wc[k].qp_num);
-				return -EIO;
+				ret = -EIO;
+				goto out;
 			}
 			if (p->o.check)
 				check_send_wc(p, q, &wc[k], size);
 			q->completed++;
+			outstanding--;
 			total++;
+			if (!q->queued) {
+				unsigned tail = r_head + r_n;
+				refill[tail >= p->o.qps ? tail - p->o.qps : tail] = (unsigned)(q - p->qp);
+				r_n++;
+				q->queued = true;
+			}
 		}
 		if (n > 0) {
 			last_progress = t_end = now;
@@ -162,20 +189,23 @@ int perf_run_bw(struct perf *p, uint32_t size, struct bw_result *out)
 				win_start_t = now;
 			}
 		}
-		bool outstanding = false;
-		for (unsigned i = 0; i < p->o.qps; i++)
-			outstanding |= p->qp[i].posted != p->qp[i].completed;
 		if (!outstanding && (total >= want || (dur_ns && now - t_start >= dur_ns)))
 			break;
 		if (now - last_progress > timeout_ns) {
 			fprintf(stderr, "droce-perf: no completion for %.1f s: peer gone?\n", p->o.timeout);
-			return -ETIMEDOUT;
+			ret = -ETIMEDOUT;
+			goto out;
 		}
 		if ((total & 0xFF) == 0 && perf_peer_event(p) < 0) {
 			fprintf(stderr, "droce-perf: the server went away\n");
-			return -ECONNRESET;
+			ret = -ECONNRESET;
+			goto out;
 		}
 	}
+out:
+	free(refill);
+	if (ret)
+		return ret;
 	double ns = (double)(t_end - t_start + 1);
 	double avg = (double)total / ns; /* messages per ns */
 	if (peak < avg)
@@ -289,7 +319,7 @@ int perf_serve_bw(struct perf *p, const uint32_t *sizes, unsigned n_sizes)
 			return n;
 		}
 		for (int k = 0; k < n; k++) {
-			struct perf_qp *q = qp_of(p, wc[k].qp_num);
+			struct perf_qp *q = perf_qp_of(p, wc[k].qp_num);
 			if (wc[k].status != DROCE_WC_SUCCESS || !q) {
 				fprintf(stderr, "droce-perf: completion error: %s\n",
 					droce_wc_status_str(wc[k].status));

@@ -7,6 +7,8 @@
 #ifndef DROCE_PERF_FLOW_H
 #define DROCE_PERF_FLOW_H
 
+#include <stdint.h>
+
 #include "opts.h"
 
 struct perf_flow {
@@ -25,5 +27,16 @@ struct perf_flow {
  * out of the slot of message k - slots until that one was verified.
  */
 struct perf_flow perf_bw_flow(const struct perf_opts *o, unsigned slots);
+
+/* A QP's buffer is at most this: with -a or a deep queue slots shrink. */
+#define PERF_BUF_MAX (16u << 20)
+
+/**
+ * Message slots per QP buffer for @p o with messages up to @p slot_size:
+ * tx_depth (at least 2), shrunk by halves while one QP's buffer exceeds
+ * PERF_BUF_MAX or all o->qps buffers together exceed one QP's, down to 2
+ * (the latency tests receive into slot 0 and send from slot 1).
+ */
+unsigned perf_bw_slots(const struct perf_opts *o, uint32_t slot_size);
 
 #endif

@@ -30,6 +30,7 @@ struct perf_qp {
 	uint64_t posted, completed; /* WRs in the current size */
 	uint64_t wr_seq, wc_seq;    /* latency tests: sends posted and completed, all sizes */
 	uint32_t peer_qpn;
+	bool queued;                /* bandwidth client: on the refill queue */
 };
 
 /** What the peer needs to reach us, as a backend found it. */
@@ -94,7 +95,23 @@ struct perf {
 	struct droce_tsc clock;    /* perf_now: TSC -> ns (net/port/tsc.h) */
 	bool check_failed;
 	char check_msg[160];
+	/* QPN -> index + 1 of qp[] (0: empty), open addressing, a power of
+	 * two >= 2 x o.qps: a completion finds its QP in O(1) at any count. */
+	uint32_t *qp_map;
+	uint32_t qp_map_mask;
 };
+
+/** The QP of ours with number @p qpn, NULL if none. */
+static inline struct perf_qp *perf_qp_of(const struct perf *p, uint32_t qpn)
+{
+	for (uint32_t h = (qpn * 2654435761u) & p->qp_map_mask;; h = (h + 1) & p->qp_map_mask) {
+		uint32_t v = p->qp_map[h];
+		if (!v)
+			return NULL;
+		if (p->qp[v - 1].qpn == qpn)
+			return &p->qp[v - 1];
+	}
+}
 
 /** Nanoseconds since start, from the TSC: the one clock read per loop turn. */
 uint64_t perf_now(const struct perf *p);
@@ -102,6 +119,8 @@ uint64_t perf_now(const struct perf *p);
 /** Backend, buffers, QPs, side channel, RTR/RTS. @return 0 or -errno (message printed). */
 int perf_setup(struct perf *p, int eal_argc, char **eal_argv, const char *prog);
 void perf_teardown(struct perf *p);
+/** Build p->qp_map from the QPNs create_qp filled. @return 0 or -ENOMEM. */
+int perf_qp_map_build(struct perf *p);
 /** One line of port counters. */
 void perf_print_port(const struct perf *p);
 

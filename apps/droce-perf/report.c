@@ -151,6 +151,8 @@ int report_json(const char *path, enum perf_test test, const struct bw_result *b
 			(unsigned long long)l->busy_polls, (unsigned long long)l->idle_polls,
 			(unsigned long long)l->sleeps, (unsigned long long)l->woken);
 	}
+	fprintf(f, "}, \"memory\": {\"qps\": %u, \"rss_peak_bytes\": %llu, \"hugetlb_bytes\": %llu",
+		c->mem_qps, (unsigned long long)c->mem_rss_peak, (unsigned long long)c->mem_hugetlb);
 	fputs("}, \"qps\": [", f);
 	for (unsigned i = 0; i < c->n_path; i++) {
 		const struct perf_qp_path *q = &c->path[i];

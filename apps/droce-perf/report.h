@@ -60,6 +60,10 @@ struct perf_counters {
 	uint64_t sr_ooo_placed, sr_ooo_dropped, sack_sent, sack_rcvd, sr_rounds, sr_skipped;
 	/* sr-spray, per path index over all QPs (a path is a UDP source port per QP) */
 	uint64_t spray_pkts[8], spray_resent[8], spray_moves;
+	/* The process's memory (/proc/self/status): peak resident set and
+	 * hugetlbfs pages mapped, for the memory a QP costs at this count. */
+	uint64_t mem_rss_peak, mem_hugetlb;
+	unsigned mem_qps;
 	unsigned n_path;
 	struct perf_qp_path *path; /* n_path entries, malloc'd; perf_counters_free */
 	/* The poll loop (droce backend): busy and idle time, the idle policy's

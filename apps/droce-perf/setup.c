@@ -18,10 +18,8 @@
 
 #include <rte_cycles.h>
 
-/* Buffers are bounded, per QP and all QPs together: with -a, a deep queue
- * or thousands of QPs, slots shrink (down to the two latency tests need). */
-#define PERF_BUF_MAX (16u << 20)
-#define PERF_BUF_ALL (1ull << 30)
+#include "flow.h"
+
 
 uint64_t perf_now(const struct perf *p)
 {
@@ -165,11 +163,7 @@ int perf_setup(struct perf *p, int eal_argc, char **eal_argv, const char *prog)
 	uint32_t sizes[32];
 	unsigned n = perf_sizes(&p->o, sizes, 32);
 	p->slot_size = sizes[n - 1];
-	/* At least two slots: latency tests receive into slot 0 and send from slot 1. */
-	p->slots = p->o.tx_depth < 2 ? 2 : p->o.tx_depth;
-	uint64_t per_qp = PERF_BUF_ALL / p->o.qps < PERF_BUF_MAX ? PERF_BUF_ALL / p->o.qps : PERF_BUF_MAX;
-	while (p->slots > 2 && (uint64_t)p->slots * p->slot_size > per_qp)
-		p->slots >>= 1;
+	p->slots = perf_bw_slots(&p->o, p->slot_size);
 	p->qp = calloc(p->o.qps, sizeof(*p->qp));
 	if (!p->qp)
 		return -ENOMEM;
@@ -190,7 +184,28 @@ int perf_setup(struct perf *p, int eal_argc, char **eal_argv, const char *prog)
 	for (unsigned i = 0; i < p->o.qps; i++)
 		if ((r = p->be->create_qp(p, i)))
 			return r;
+	if ((r = perf_qp_map_build(p)))
+		return r;
 	return connect_qps(p, &me);
+}
+
+int perf_qp_map_build(struct perf *p)
+{
+	uint32_t n = 2;
+	while (n < 2 * p->o.qps)
+		n <<= 1;
+	free(p->qp_map);
+	p->qp_map = calloc(n, sizeof(*p->qp_map));
+	if (!p->qp_map)
+		return -ENOMEM;
+	p->qp_map_mask = n - 1;
+	for (unsigned i = 0; i < p->o.qps; i++) {
+		uint32_t h = (p->qp[i].qpn * 2654435761u) & p->qp_map_mask;
+		while (p->qp_map[h])
+			h = (h + 1) & p->qp_map_mask;
+		p->qp_map[h] = i + 1;
+	}
+	return 0;
 }
 
 /* Side channel events while the poll loop runs: "done" from the peer
@@ -211,11 +226,27 @@ int perf_peer_event(struct perf *p)
 	return n > 0 ? 1 : 0;
 }
 
+/* kB of a "Name:   N kB" line of /proc/self/status, as bytes (0: none). */
+static uint64_t status_kb(const char *text, const char *name)
+{
+	const char *l = strstr(text, name);
+	return l ? strtoull(l + strlen(name), NULL, 10) * 1024 : 0;
+}
+
 void perf_counters(const struct perf *p, struct perf_counters *c)
 {
 	memset(c, 0, sizeof(*c));
 	if (p->be)
 		p->be->counters(p, c);
+	char text[4096];
+	FILE *f = fopen("/proc/self/status", "r");
+	size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	text[n] = 0;
+	c->mem_rss_peak = status_kb(text, "\nVmHWM:");
+	c->mem_hugetlb = status_kb(text, "\nHugetlbPages:");
+	c->mem_qps = p->o.qps;
 }
 
 void perf_counters_free(struct perf_counters *c)
@@ -248,4 +279,6 @@ void perf_teardown(struct perf *p)
 		free(p->qp[i].buf);
 	free(p->qp);
 	p->qp = NULL;
+	free(p->qp_map);
+	p->qp_map = NULL;
 }

@@ -53,7 +53,7 @@ struct droce_port;
 #define DV_MAX_RD_ATOMIC 16u
 /** ibv_device_attr.vendor_id: no IEEE OUI, the value rxe reports. */
 #define DV_VENDOR_ID 0xFFFFFFu
-#define DV_MAX_QP 1024u
+#define DV_MAX_QP 16384u
 #define DV_MAX_MR 4096u
 #define DV_MAX_MSG (1u << 31)
 /** Shared receive queues (srq.c): how many, WQEs each (droce's SRQ ring). */

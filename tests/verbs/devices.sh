@@ -41,7 +41,7 @@ if command -v ibv_devinfo >/dev/null; then
   echo "$info" | grep -E 'hca_id|state|active_mtu|link_layer|GID|max_(qp|qp_wr|sge|cqe|mr|qp_rd_atom):|atomic_cap'
   # the limits of docs/verbs.md's ibv_query_device row
   for want in 'hca_id:.*droce0' 'state:.*PORT_ACTIVE' 'link_layer:.*Ethernet' \
-      'GID\[ *0\]:.*::ffff:198.18.0.1, RoCE v2' 'max_qp:[[:space:]]*1024$' \
+      'GID\[ *0\]:.*::ffff:198.18.0.1, RoCE v2' 'max_qp:[[:space:]]*16384$' \
       'max_qp_wr:[[:space:]]*65536$' 'max_sge:[[:space:]]*8$' 'max_cqe:[[:space:]]*16777216$' \
       'max_mr:[[:space:]]*4096$' 'max_qp_rd_atom:[[:space:]]*16$' 'atomic_cap:[[:space:]]*ATOMIC_HCA'; do
     echo "$info" | grep -q "$want" || { echo "FAIL: ibv_devinfo -v lacks '$want'"; rc=1; }

@@ -223,6 +223,43 @@ static void test_bw_flow_keeps_slots_safe(void **state)
 	assert_int_equal(perf_bw_flow(&o, 4).recvs, 0);
 }
 
+/* Many QPs share one QP's buffer budget, two slots each at least, so the
+ * memory every message touches does not grow with the QP count; a send_bw
+ * client keeps no more SENDs in flight than the server has receives. */
+static void test_bw_slots_follow_qps(void **state)
+{
+	struct perf_opts o;
+	char err[128];
+	const char *one[] = {"write_bw", NULL};
+	assert_int_equal(parse(&o, err, one), 0);
+	assert_int_equal(perf_bw_slots(&o, 4096), 128);
+	assert_int_equal(perf_bw_slots(&o, 8u << 20), 2); /* 16 MB a QP at most */
+	const char *depths[] = {"1", "2", "16", "128", "1024"};
+	const char *counts[] = {"1", "2", "3", "1024", "10000", "16384"};
+	for (unsigned d = 0; d < 5; d++)
+		for (unsigned c = 0; c < 6; c++) {
+			const char *a[] = {"write_bw", "-t", depths[d], "-q", counts[c], NULL};
+			assert_int_equal(parse(&o, err, a), 0);
+			unsigned depth = o.tx_depth < 2 ? 2 : o.tx_depth;
+			for (uint32_t size = 64; size <= 65536; size <<= 4) {
+				unsigned slots = perf_bw_slots(&o, size);
+				uint64_t one_qp = (uint64_t)depth * size;
+				if (one_qp > PERF_BUF_MAX)
+					one_qp = PERF_BUF_MAX;
+				assert_true(slots >= 2 && slots <= depth);
+				assert_true(slots == 2 || (uint64_t)slots * size * o.qps <= one_qp);
+				/* the largest such count: twice as many would not fit */
+				assert_true(slots == depth ||
+					    (uint64_t)slots * 2 * size * o.qps > one_qp);
+			}
+		}
+	const char *send[] = {"send_bw", "-t", "128", "-q", "1024", NULL};
+	assert_int_equal(parse(&o, err, send), 0);
+	struct perf_flow f = perf_bw_flow(&o, perf_bw_slots(&o, 4096));
+	assert_int_equal(f.recvs, 2);
+	assert_int_equal(f.inflight, 2);
+}
+
 static void test_atomic_size_is_8(void **state)
 {
 	struct perf_opts o;
@@ -371,6 +408,7 @@ int main(void)
 		cmocka_unit_test(test_bad_command_lines),
 		cmocka_unit_test(test_backend_options),
 		cmocka_unit_test(test_bw_flow_keeps_slots_safe),
+		cmocka_unit_test(test_bw_slots_follow_qps),
 		cmocka_unit_test(test_atomic_size_is_8),
 		cmocka_unit_test(test_lat_stats),
 		cmocka_unit_test(test_pattern),
