@@ -21,72 +21,11 @@
  * check passed.
  */
 #include <arpa/inet.h>
-#include <errno.h>
-#include <infiniband/verbs.h>
 #include <poll.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
-static int failures;
-static const char *side = "?";
-
-#define CHECK(cond, ...)                                                    \
-	do {                                                                \
-		if (cond) {                                                 \
-			printf("ok   %s: ", side);                          \
-		} else {                                                    \
-			printf("FAIL %s (%s:%d): ", side, __FILE__, __LINE__); \
-			failures++;                                         \
-		}                                                           \
-		printf(__VA_ARGS__);                                        \
-		printf("\n");                                               \
-		fflush(stdout);                                             \
-	} while (0)
-
-static void die(const char *what)
-{
-	fprintf(stderr, "%s: %s: %s\n", side, what, strerror(errno));
-	exit(1);
-}
-
-static void xsend(int fd, const void *p, size_t n)
-{
-	if (write(fd, p, n) != (ssize_t)n)
-		die("socketpair write");
-}
-
-static void xrecv(int fd, void *p, size_t n)
-{
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = read(fd, (char *)p + got, n - got);
-		if (r <= 0) {
-			fprintf(stderr, "%s: peer went away\n", side);
-			exit(1);
-		}
-		got += (size_t)r;
-	}
-}
-
-static struct ibv_context *open_droce(void)
-{
-	int n = 0;
-	struct ibv_device **list = ibv_get_device_list(&n);
-	if (!list || n != 1 || strcmp(ibv_get_device_name(list[0]), "droce0")) {
-		fprintf(stderr, "%s: no droce0 (%d devices)\n", side, n);
-		exit(1);
-	}
-	struct ibv_context *ctx = ibv_open_device(list[0]);
-	ibv_free_device_list(list);
-	if (!ctx)
-		die("ibv_open_device");
-	return ctx;
-}
+#include "vtest.h"
 
 static void use_port(const char *role, const char *sock, const char *ip)
 {
@@ -330,36 +269,30 @@ static int port_test(const char *sock)
 	struct ibv_context *ctx = open_droce(); /* no peer yet: the link is down */
 	const char *ip[2] = {"198.18.0.2", "198.18.0.3"};
 	for (int round = 0; round < 2; round++) {
-		int sv[2];
-		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
-			die("socketpair");
-		pid_t pid = fork();
-		if (pid < 0)
-			die("fork");
+		int fd;
+		pid_t pid = fork_pair(&fd);
 		if (pid == 0) {
 			/* a process of its own: a forked child would share this
 			 * one's DPDK port instead of opening one */
-			close(sv[0]);
 			char fds[16];
-			snprintf(fds, sizeof(fds), "%d", sv[1]);
+			snprintf(fds, sizeof(fds), "%d", fd);
 			execl("/proc/self/exe", "verbs_corners", "port-client", fds, sock, ip[round],
 			      (char *)NULL);
 			die("exec");
 		}
-		close(sv[1]);
 		char c;
-		xrecv(sv[0], &c, 1); /* the client's port is up */
+		xrecv(fd, &c, 1); /* the client's port is up */
 		int t = next_event(ctx, 10);
 		CHECK(t == IBV_EVENT_PORT_ACTIVE, "client %d came: %s (%d)", round + 1,
 		      t >= 0 ? ibv_event_type_str(t) : "no event", t);
-		xsend(sv[0], &c, 1); /* leave */
+		xsend(fd, &c, 1); /* leave */
 		int st;
 		waitpid(pid, &st, 0);
 		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "client %d exited 0", round + 1);
 		t = next_event(ctx, 10);
 		CHECK(t == IBV_EVENT_PORT_ERR, "client %d left: %s (%d)", round + 1,
 		      t >= 0 ? ibv_event_type_str(t) : "no event", t);
-		close(sv[0]);
+		close(fd);
 	}
 	struct pollfd p = {.fd = ctx->async_fd, .events = POLLIN};
 	CHECK(poll(&p, 1, 0) == 0, "no other event waits");
@@ -382,33 +315,19 @@ int main(int argc, char **argv)
 	char sock[128];
 	snprintf(sock, sizeof(sock), "/tmp/droce-verbs-corners-%d.sock", (int)getpid());
 	alarm(80);
-	int rc;
 	if (!strcmp(argv[1], "port")) {
-		rc = port_test(sock);
-	} else {
-		int sv[2];
-		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
-			die("socketpair");
-		pid_t pid = fork();
-		if (pid < 0)
-			die("fork");
-		if (pid == 0) {
-			close(sv[0]);
-			use_port("server", sock, "198.18.0.1");
-			_exit(ud_server(sv[1]));
-		}
-		close(sv[1]);
-		char go;
-		xrecv(sv[0], &go, 1); /* the server's port started; a client waits for its link */
-		use_port("client", sock, "198.18.0.2");
-		rc = ud_client(sv[0]);
-		int st;
-		waitpid(pid, &st, 0);
-		if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-			printf("FAIL server exited %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-			rc = 1;
-		}
+		int rc = port_test(sock);
+		printf("%s: %d failures\n", rc ? "FAIL" : "PASS", failures);
+		return rc;
 	}
-	printf("%s: %d failures\n", rc ? "FAIL" : "PASS", failures);
-	return rc;
+	int fd;
+	pid_t pid = fork_pair(&fd);
+	if (pid == 0) {
+		use_port("server", sock, "198.18.0.1");
+		_exit(ud_server(fd));
+	}
+	char go;
+	xrecv(fd, &go, 1); /* the server's port started; a client waits for its link */
+	use_port("client", sock, "198.18.0.2");
+	return finish(pid, ud_client(fd));
 }

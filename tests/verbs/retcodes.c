@@ -18,28 +18,9 @@
  *
  *   verbs_retcodes      (exit 0: every check passed)
  */
-#include <errno.h>
 #include <fcntl.h>
-#include <infiniband/verbs.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                 \
-	do {                                                             \
-		if (cond) {                                              \
-			printf("ok   ");                                 \
-		} else {                                                 \
-			printf("FAIL (%s:%d): ", __FILE__, __LINE__);    \
-			failures++;                                      \
-		}                                                        \
-		printf(__VA_ARGS__);                                     \
-		printf("\n");                                            \
-		fflush(stdout);                                          \
-	} while (0)
+#include "vtest.h"
 
 /* Class D: @p p is NULL and errno is @p e. */
 #define NULL_ERRNO(p, e) ((p) == NULL && errno == (e))
@@ -67,17 +48,7 @@ int main(void)
 	snprintf(spec, sizeof(spec), "memif:server,socket=/tmp/droce-retcodes-%d.sock", (int)getpid());
 	setenv("DROCE_PORT", spec, 1);
 	setenv("DROCE_IP", "198.18.0.1", 1);
-	int n = 0;
-	struct ibv_device **list = ibv_get_device_list(&n);
-	CHECK(list && n == 1, "E get_device_list: droce0");
-	if (!list || n != 1)
-		return 1;
-	struct ibv_context *ctx = ibv_open_device(list[0]);
-	ibv_free_device_list(list);
-	if (!ctx) {
-		perror("ibv_open_device");
-		return 1;
-	}
+	struct ibv_context *ctx = open_droce(); /* E: droce0 once DROCE_PORT is set */
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
 	struct ibv_cq *cq = ch ? ibv_create_cq(ctx, 16, NULL, ch, 0) : NULL;
