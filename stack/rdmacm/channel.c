@@ -14,7 +14,7 @@
 
 #include "rdmacm/cma.h"
 
-struct cma cma = {.mu = PTHREAD_MUTEX_INITIALIZER};
+struct cma cma = {.mu = PTHREAD_MUTEX_INITIALIZER, .acked = PTHREAD_COND_INITIALIZER};
 
 int cma_fail(int e)
 {
@@ -173,6 +173,9 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_e
 			c->head = e->next;
 			if (!c->head)
 				c->tail = NULL;
+			/* counted until acked: the id it names stays until then */
+			e->out = (struct cma_id *)e->ev.id;
+			e->out->events_out++;
 		}
 		pthread_mutex_unlock(&cma.mu);
 		/* no event: the count was for one rdma_destroy_id dropped with
@@ -186,7 +189,14 @@ CMA_EXPORT int rdma_ack_cm_event(struct rdma_cm_event *event)
 {
 	if (!event)
 		return cma_fail(EINVAL);
-	free(event); /* the cma_event it is the first member of */
+	struct cma_event *e = (struct cma_event *)event;
+	if (e->out) {
+		pthread_mutex_lock(&cma.mu);
+		e->out->events_out--;
+		pthread_cond_broadcast(&cma.acked);
+		pthread_mutex_unlock(&cma.mu);
+	}
+	free(e);
 	return 0;
 }
 
