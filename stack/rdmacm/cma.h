@@ -48,6 +48,8 @@ struct cma_channel {
 	struct rdma_event_channel ch;     /* first */
 	struct cma_event *head, *tail;
 	unsigned n_ids;
+	unsigned readers;                 /* threads inside rdma_get_cm_event on it */
+	bool dead;                        /* destroyed while one was: kept for it */
 };
 
 enum cma_state { CMA_IDLE, CMA_BOUND, CMA_LISTEN, CMA_ADDR_QUERY, CMA_ADDR, CMA_ROUTE_QUERY,

@@ -11,11 +11,15 @@
  * address gives ADDR_RESOLVED; a second thread destroys the id while this
  * one holds that event. The destroy must not have returned before the ack
  * (checked after 300 ms: a destroy that does not wait returns at once),
- * and returns after it.
- *   rdmacm_destroy_wait      (exit 0: both held)
+ * and returns after it. Then a thread blocked in rdma_get_cm_event while
+ * the channel is destroyed: the channel's fd must stay open for it, and a
+ * count written to it must not make it return (it read the freed channel:
+ * rping's client crashed so at exit, exit 139).
+ *   rdmacm_destroy_wait      (exit 0: all held)
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -32,6 +36,18 @@ static void *destroyer(void *arg)
 {
 	rdma_destroy_id(arg);
 	atomic_store(&destroyed, 1);
+	return NULL;
+}
+
+static atomic_int reading, read_returned;
+
+static void *reader(void *arg)
+{
+	struct rdma_cm_event *ev;
+	atomic_store(&reading, 1);
+	if (rdma_get_cm_event(arg, &ev) == 0)
+		rdma_ack_cm_event(ev);
+	atomic_store(&read_returned, 1);
 	return NULL;
 }
 
@@ -89,7 +105,30 @@ int main(void)
 	} else {
 		printf("ok   rdma_destroy_id returned once the event was acked\n");
 	}
+	/* A thread inside rdma_get_cm_event while the channel is destroyed
+	 * (rping never joins its CM thread): the channel's fd stays open for
+	 * it, and woken it returns nothing (it waits on, as on the kernel's
+	 * closed ucma fd) instead of reading the freed channel. */
+	pthread_t r;
+	pthread_create(&r, NULL, reader, ch);
+	while (!atomic_load(&reading))
+		nap_ms(10);
+	nap_ms(100); /* into its read(2) */
+	int fd = ch->fd;
 	rdma_destroy_event_channel(ch);
+	uint64_t one = 1;
+	if (write(fd, &one, sizeof(one)) != sizeof(one)) {
+		printf("FAIL: the channel's fd was closed under a thread reading it (%s)\n", strerror(errno));
+		fail = 1;
+	} else {
+		nap_ms(300);
+		if (atomic_load(&read_returned)) {
+			printf("FAIL: rdma_get_cm_event returned on a destroyed channel\n");
+			fail = 1;
+		} else {
+			printf("ok   a reader of a destroyed channel keeps its fd and returns nothing\n");
+		}
+	}
 	printf("%s\n", fail ? "FAIL" : "PASS");
-	return fail;
+	return fail; /* the reader waits on: exit ends it */
 }
