@@ -82,6 +82,19 @@ int droce_rp_derive_impaired(const struct droce_rp_capture *cap, const char *cap
 		}
 		d->nfr++;
 	}
+	/* Every time derive writes is a frame's time, or one nanosecond
+	 * after one (a receive after the RNR NAK it answers, a delivery
+	 * after the frame it crossed): a frame at or past the scenario's
+	 * bound would be written as a time the reader refuses. Only a
+	 * broken or forged clock spans 31 years. */
+	for (size_t i = 0; i < d->nfr; i++)
+		if (d->fr[i].f->t_ns >= DROCE_RP_TIME_MAX_NS) {
+			r = drv_dfail(d, "frame %u is %.3g s after the capture's first frame: a scenario's "
+				      "times end at %.0e ns (about 31 years); the capture's clock is broken",
+				      d->fr[i].f->num, (double)d->fr[i].f->t_ns / 1e9,
+				      (double)DROCE_RP_TIME_MAX_NS);
+			goto out;
+		}
 	if (!own && !peer) {
 		if (v1)
 			r = drv_dfail(d, "%s: only RoCEv1 (GRH over Ethernet) traffic: droce speaks RoCEv2", ip);

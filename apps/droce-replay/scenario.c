@@ -208,7 +208,7 @@ static int parse_time(struct pctx *c, const char *what, const char *v, uint64_t 
 		mul = 1e9;
 	else
 		return fail(c, "%s: '%s' has an unknown unit (ns, us, ms, s)", what, v);
-	if (x * mul > 1e18)
+	if (x * mul > (double)DROCE_RP_TIME_MAX_NS)
 		return fail(c, "%s: '%s' is too long", what, v);
 	*ns = (uint64_t)(x * mul + 0.5);
 	return 0;

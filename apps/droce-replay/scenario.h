@@ -16,6 +16,10 @@
 #define DROCE_RP_NAME_MAX 32
 #define DROCE_RP_MAX_QPS 64
 #define DROCE_RP_MAX_MRS 64
+/* The latest time a scenario holds (at=, gap, deliver, drain): 1e18 ns,
+ * about 31.7 years after the capture's first frame. --derive refuses a
+ * capture whose frames lie past it, so what it writes always reads. */
+#define DROCE_RP_TIME_MAX_NS 1000000000000000000ull
 
 /* Access letters in the text: lw, rw, rr, ra (verbs LOCAL_WRITE, ...). */
 #define DROCE_RP_ACC_LW 1u

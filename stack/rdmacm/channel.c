@@ -14,7 +14,7 @@
 
 #include "rdmacm/cma.h"
 
-struct cma cma = {.mu = PTHREAD_MUTEX_INITIALIZER};
+struct cma cma = {.mu = PTHREAD_MUTEX_INITIALIZER, .acked = PTHREAD_COND_INITIALIZER};
 
 int cma_fail(int e)
 {
@@ -48,7 +48,16 @@ CMA_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *ch)
 		c->head = e->next;
 		free(e);
 	}
+	/* A thread still inside rdma_get_cm_event on it (rping's CM thread,
+	 * never joined, while its main thread tears down and exits) must
+	 * not wake to freed memory or to a reused fd number: the channel
+	 * and its fd stay for it, and it waits for ever, as a read of the
+	 * kernel's closed ucma fd does. */
+	bool keep = c->readers != 0;
+	c->dead = keep;
 	pthread_mutex_unlock(&cma.mu);
+	if (keep)
+		return;
 	close(c->ch.fd);
 	free(c);
 }
@@ -161,18 +170,34 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_e
 		return cma_fail(EINVAL);
 	uint64_t v;
 	struct cma_event *e = NULL;
+	pthread_mutex_lock(&cma.mu);
+	c->readers++;
+	pthread_mutex_unlock(&cma.mu);
 	while (!e) {
 		ssize_t n = read(c->ch.fd, &v, sizeof(v));
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n != sizeof(v))
-			return -1; /* EAGAIN on a non-blocking fd */
 		pthread_mutex_lock(&cma.mu);
+		if (c->dead) {
+			pthread_mutex_unlock(&cma.mu);
+			for (;;)
+				pause(); /* rdma_destroy_event_channel above */
+		}
+		if (n != sizeof(v)) {
+			int err = errno;
+			c->readers--;
+			pthread_mutex_unlock(&cma.mu);
+			return cma_fail(err); /* EAGAIN on a non-blocking fd */
+		}
 		e = c->head;
 		if (e) {
 			c->head = e->next;
 			if (!c->head)
 				c->tail = NULL;
+			/* counted until acked: the id it names stays until then */
+			e->out = (struct cma_id *)e->ev.id;
+			e->out->events_out++;
+			c->readers--;
 		}
 		pthread_mutex_unlock(&cma.mu);
 		/* no event: the count was for one rdma_destroy_id dropped with
@@ -186,7 +211,14 @@ CMA_EXPORT int rdma_ack_cm_event(struct rdma_cm_event *event)
 {
 	if (!event)
 		return cma_fail(EINVAL);
-	free(event); /* the cma_event it is the first member of */
+	struct cma_event *e = (struct cma_event *)event;
+	if (e->out) {
+		pthread_mutex_lock(&cma.mu);
+		e->out->events_out--;
+		pthread_cond_broadcast(&cma.acked);
+		pthread_mutex_unlock(&cma.mu);
+	}
+	free(e);
 	return 0;
 }
 

@@ -39,6 +39,8 @@
 struct cma_event {
 	struct rdma_cm_event ev;          /* first: the application's pointer */
 	struct cma_event *next;
+	struct cma_id *out;               /* handed out by rdma_get_cm_event, not acked yet:
+					     the id it names (rdma_destroy_id waits for it) */
 	uint8_t pd[DROCE_CONN_PD_MAX];
 };
 
@@ -46,6 +48,8 @@ struct cma_channel {
 	struct rdma_event_channel ch;     /* first */
 	struct cma_event *head, *tail;
 	unsigned n_ids;
+	unsigned readers;                 /* threads inside rdma_get_cm_event on it */
+	bool dead;                        /* destroyed while one was: kept for it */
 };
 
 enum cma_state { CMA_IDLE, CMA_BOUND, CMA_LISTEN, CMA_ADDR_QUERY, CMA_ADDR, CMA_ROUTE_QUERY,
@@ -67,12 +71,14 @@ struct cma_id {
 	struct ibv_qp_init_attr *ep_attr; /* rdma_create_ep listener: the QP rdma_get_request makes */
 	struct droce_conn_event req;      /* a passive id: its REQUEST, held again if its listener
 					     goes before the application took it */
+	unsigned events_out;              /* its events handed out and not acked yet */
 	uint64_t deadline;                /* ADDR_QUERY: give up resolving (ns) */
 	struct cma_id *next_query;        /* in cma.queries while ADDR/ROUTE_QUERY */
 };
 
 struct cma {
 	pthread_mutex_t mu;
+	pthread_cond_t acked;             /* an event was acked (rdma_destroy_id waits on it) */
 	const struct droce_verbs_cm_hooks *h;
 	struct ibv_context *verbs;        /* the device, opened once */
 	struct ibv_pd *pd;                /* its PD: id->pd from bind/resolve on (as rdma-core) */

@@ -706,6 +706,10 @@ CMA_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 	struct cma_id *c = (struct cma_id *)id;
 	if (!c)
 		return cma_fail(EINVAL);
+	if (id->event) {
+		rdma_ack_cm_event(id->event); /* a synchronous id's last */
+		id->event = NULL;
+	}
 	pthread_mutex_lock(&cma.mu);
 	drop_conn(c);
 	unquery(c);
@@ -745,12 +749,16 @@ CMA_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 	ch->tail = NULL;
 	for (struct cma_event *e = ch->head; e; e = e->next)
 		ch->tail = e;
+	/* As rdma-core's: an event of this id that the application holds
+	 * (another thread handling it: rping's CM thread reads event->id's
+	 * context while its main thread destroys the id at exit) is acked
+	 * before the id goes; freed now, the handler read freed memory. */
+	while (c->events_out)
+		pthread_cond_wait(&cma.acked, &cma.mu);
 	ch->n_ids--;
 	cma.n_ids--;
 	free(c->ep_attr);
 	pthread_mutex_unlock(&cma.mu);
-	if (id->event)
-		rdma_ack_cm_event(id->event); /* a synchronous id's last */
 	if (c->sync)
 		rdma_destroy_event_channel(id->channel);
 	free(c);

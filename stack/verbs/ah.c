@@ -63,18 +63,27 @@ DV_EXPORT int ibv_destroy_ah(struct ibv_ah *ibah)
 
 /* The reply address of a UD receive: the sender's IP from the GRH area
  * (RoCEv2 IPv4: the IPv4 header in its last 20 bytes, source at +12), its
- * QPN from the completion. */
+ * QPN from the completion. As rdma-core's: -1 with errno on failure; a
+ * completion without IBV_WC_GRH gives an attribute without a GRH (0),
+ * which ibv_create_ah() then refuses (RoCE needs one). */
 DV_EXPORT int ibv_init_ah_from_wc(struct ibv_context *ic, uint8_t port_num, struct ibv_wc *wc,
 				  struct ibv_grh *grh, struct ibv_ah_attr *ah_attr)
 {
-	if (!ic || !wc || !grh || !ah_attr || port_num != 1 || !(wc->wc_flags & IBV_WC_GRH))
-		return EINVAL;
-	const uint8_t *g = (const uint8_t *)grh;
-	if ((g[20] >> 4) != 4)
-		return EINVAL; /* droce's ports are IPv4 */
+	if (!ic || !wc || !ah_attr || port_num != 1 || ((wc->wc_flags & IBV_WC_GRH) && !grh)) {
+		errno = EINVAL;
+		return -1;
+	}
 	memset(ah_attr, 0, sizeof(*ah_attr));
-	ah_attr->is_global = 1;
 	ah_attr->port_num = 1;
+	ah_attr->sl = wc->sl;
+	if (!(wc->wc_flags & IBV_WC_GRH))
+		return 0;
+	const uint8_t *g = (const uint8_t *)grh;
+	if ((g[20] >> 4) != 4) {
+		errno = EPROTONOSUPPORT; /* droce's ports are IPv4 */
+		return -1;
+	}
+	ah_attr->is_global = 1;
 	ah_attr->grh.hop_limit = g[20 + 8];
 	ah_attr->grh.traffic_class = g[20 + 1];
 	ah_attr->grh.sgid_index = 0;
@@ -86,10 +95,11 @@ DV_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc 
 					       struct ibv_grh *grh, uint8_t port_num)
 {
 	struct ibv_ah_attr a;
-	int r = pd ? ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &a) : EINVAL;
-	if (r) {
-		errno = r;
+	if (!pd) {
+		errno = EINVAL;
 		return NULL;
 	}
+	if (ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &a))
+		return NULL;
 	return ibv_create_ah(pd, &a);
 }

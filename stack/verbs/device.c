@@ -189,7 +189,7 @@ out:
 DV_EXPORT int ibv_close_device(struct ibv_context *ic)
 {
 	if (!ic)
-		return -EINVAL;
+		return EINVAL; /* an errno value, as every int verb of rdma-core's */
 	struct dv_context *c = dv_ctx(ic);
 	struct dv_device *d = c->dev;
 	pthread_mutex_lock(&d->mu);
@@ -376,18 +376,29 @@ DV_EXPORT int ibv_query_pkey(struct ibv_context *ic, uint8_t port, int index, __
 	return 0;
 }
 
+/* rdma-core walks ibv_query_pkey() and returns its -1 (errno set) past
+ * the table's end: -1, not a negative errno. */
 DV_EXPORT int ibv_get_pkey_index(struct ibv_context *ic, uint8_t port, __be16 pkey)
 {
-	if (!ic || port != 1)
-		return -EINVAL;
-	return be16toh(pkey) == DROCE_DEFAULT_PKEY ? 0 : -ENOENT;
+	if (!ic || port != 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (be16toh(pkey) != DROCE_DEFAULT_PKEY) {
+		errno = ENOENT;
+		return -1;
+	}
+	return 0;
 }
 
-/* driver.h's private helper ibv_devinfo uses: index 0 is RoCE v2 (1). */
+/* driver.h's private helper ibv_devinfo uses: index 0 is RoCE v2 (1).
+ * rdma-core's fails with -1 and errno set. */
 DV_EXPORT int ibv_query_gid_type(struct ibv_context *ic, uint8_t port, unsigned index, int *type)
 {
-	if (!ic || port != 1 || index != 0 || !type)
-		return EINVAL;
+	if (!ic || port != 1 || index != 0 || !type) {
+		errno = EINVAL;
+		return -1;
+	}
 	*type = 1;
 	return 0;
 }

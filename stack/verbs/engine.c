@@ -329,6 +329,9 @@ int dv_engine_open(struct dv_context *c)
 	int e = c->be->open(c);
 	if (e)
 		return undo_open(c, e);
+	/* The link as it is at open is the baseline: every change after it
+	 * is a port event, even one before the progress thread's first look. */
+	dv_async_link(c, dv_now(c));
 	atomic_init(&c->lock, 0);
 	atomic_init(&c->want, 0);
 	atomic_init(&c->stop, false);

@@ -114,10 +114,13 @@ DV_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode o
 	return 1;
 }
 
+/* rdma-core's fails with a negative errno (-EINVAL, -EHOSTUNREACH), or
+ * ibv_query_gid()'s -1. */
 DV_EXPORT int ibv_resolve_eth_l2_from_gid(struct ibv_context *ic, struct ibv_ah_attr *attr,
 					  uint8_t eth_mac[6], uint16_t *vid)
 {
-	return EOPNOTSUPP;
+	errno = EOPNOTSUPP;
+	return -EOPNOTSUPP;
 }
 
 /* From rdma-core's driver.h / marshall.h (not shipped by Debian). */

@@ -35,6 +35,10 @@ expect2 missing-scenario "nonexistent.scn" "$replay" "$work/nonexistent.scn"
 expect2 derive-no-traffic "no RoCE traffic for 10.9.9.9" "$replay" --derive "$pcapdir/resp-send.pcap" --side 10.9.9.9
 expect2 derive-bad-side "not an IPv4 or IPv6 address" "$replay" --derive "$pcapdir/resp-send.pcap" --side banana
 expect2 usage "usage:" "$replay" --frobnicate
+# a frame 1e18 ns or more after the first: no scenario time can hold it
+# (the fuzz_pcap input that once made derive write an at= the reader refused)
+expect2 derive-time-past-bound "frame 3 is 1.02e+09 s after the capture's first frame: a scenario's times end at" \
+  "$replay" --derive "$pcapdir/../tests/fuzz/corpus/fuzz_pcap/derive-at-past-1e18ns" --side 10.0.0.1
 expect2 derive-bad-impair "--impair drop=2:" "$replay" --derive "$pcapdir/resp-send.pcap" --side 10.0.0.1 --impair drop=2
 expect2 derive-impair-missing "usage:" "$replay" --derive "$pcapdir/resp-send.pcap" --side 10.0.0.1 --impair
 

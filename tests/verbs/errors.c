@@ -14,33 +14,12 @@
  *
  *   verbs_errors      (exit 0: every check passed; 1: a check failed)
  */
-#include <errno.h>
-#include <infiniband/verbs.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
-static int failures;
-static const char *side = "?";
-
-#define CHECK(cond, ...)                                                    \
-	do {                                                                \
-		if (cond) {                                                 \
-			printf("ok   %s: ", side);                          \
-		} else {                                                    \
-			printf("FAIL %s (%s:%d): ", side, __FILE__, __LINE__); \
-			failures++;                                         \
-		}                                                           \
-		printf(__VA_ARGS__);                                        \
-		printf("\n");                                               \
-		fflush(stdout);                                             \
-	} while (0)
+#include "vtest.h"
 
 /* What one side tells the other. */
 struct info {
@@ -59,27 +38,6 @@ struct side {
 	char *buf;
 	struct ibv_qp *qp[3];
 };
-
-static void xsend(int fd, const void *p, size_t n)
-{
-	if (write(fd, p, n) != (ssize_t)n) {
-		perror("socketpair write");
-		exit(1);
-	}
-}
-
-static void xrecv(int fd, void *p, size_t n)
-{
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = read(fd, (char *)p + got, n - got);
-		if (r <= 0) {
-			fprintf(stderr, "%s: peer went away\n", side);
-			exit(1);
-		}
-		got += (size_t)r;
-	}
-}
 
 static struct ibv_qp *make_qp(struct side *s)
 {
@@ -126,18 +84,7 @@ static int connect_qp(struct ibv_qp *qp, const struct info *peer, uint32_t dest,
 
 static void open_side(struct side *s)
 {
-	int n = 0;
-	struct ibv_device **list = ibv_get_device_list(&n);
-	if (!list || n != 1 || strcmp(ibv_get_device_name(list[0]), "droce0")) {
-		fprintf(stderr, "%s: no droce0 (%d devices)\n", side, n);
-		exit(1);
-	}
-	s->ctx = ibv_open_device(list[0]);
-	ibv_free_device_list(list);
-	if (!s->ctx) {
-		fprintf(stderr, "%s: open_device: %s\n", side, strerror(errno));
-		exit(1);
-	}
+	s->ctx = open_droce();
 	s->pd = ibv_alloc_pd(s->ctx);
 	s->cq = ibv_create_cq(s->ctx, 64, NULL, NULL, 0);
 	s->buf = calloc(1, 4096);
@@ -500,13 +447,5 @@ int main(int argc, char **argv)
 	snprintf(spec, sizeof(spec), "memif:client,socket=%s", sock);
 	setenv("DROCE_PORT", spec, 1);
 	setenv("DROCE_IP", "198.18.0.2", 1);
-	int rc = client(sv[0]);
-	int st;
-	waitpid(pid, &st, 0);
-	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-		printf("FAIL server exited %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-		rc = 1;
-	}
-	printf("%s: %d failures\n", rc ? "FAIL" : "PASS", failures);
-	return rc;
+	return finish(pid, client(sv[0]));
 }

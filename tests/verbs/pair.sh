@@ -18,8 +18,9 @@
 # Environment (meson sets DROCE_VERBS_LIB, the library directory):
 #   PAIR_COMM_CORE=1  both ends in DROCE_COMM_CORE mode (server CPU 0,
 #                     client the last CPU), and each must say so
-#   PAIR_REFUSED=1    the client must exit non-zero with REGEX in its output
-#                     while the server lives on; the server is then stopped
+#   PAIR_REFUSED=1    the client must exit non-zero (not a hang, not a
+#                     signal) with REGEX in its output while the server
+#                     lives on; the server is then stopped
 #   PAIR_PORTS="SERVER CLIENT"  the two ends' DROCE_PORT (veth.sh: af_packet
 #                     on a veth pair) instead of a memif pair; PAIR_IPS the
 #                     two addresses
@@ -157,7 +158,9 @@ rc=0
 fail() { echo "FAIL: $*"; rc=1; }
 [ $ready = 1 ] || fail "the server was never ready (see its output)"
 if [ "${PAIR_REFUSED:-0}" = 1 ]; then
-  if [ $crc = 0 ] || [ $crc = 124 ] || ! grep -q -E "$want" "$work/client.out"; then
+  if [ $crc -gt 128 ] && [ $crc -le 192 ]; then # 128 + a signal number (255 is exit(-1))
+    fail "${cargs[*]}: client exit $crc: killed by signal $((crc - 128)), a crash is no refusal"
+  elif [ $crc = 0 ] || [ $crc = 124 ] || ! grep -q -E "$want" "$work/client.out"; then
     fail "${cargs[*]}: client exit $crc, expected a refusal matching '$want'"
   elif [ $alive != 1 ]; then
     fail "${sargs[*]}: the server did not outlive the refused connection (exit $src)"
