@@ -141,15 +141,24 @@ dcoll_reduce_fn reduceFn(at::ScalarType t, const ReduceOp& rop) {
 
 class WorkDroce : public c10d::Work {
  public:
-  WorkDroce(int rank, OpType t, std::vector<at::Tensor> outputs)
+  WorkDroce(int rank, OpType t, std::vector<at::Tensor> outputs,
+            std::shared_ptr<int> source = nullptr)
       : c10d::Work(rank, t),
         outputs_(std::move(outputs)),
+        source_(std::move(source)),
         future_(c10::make_intrusive<at::ivalue::Future>(
             c10::ListType::create(c10::TensorType::get()))) {}
 
   std::vector<at::Tensor> result() override { return outputs_; }
 
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+
+  // a receive from any source: the rank it came from, once done (wait())
+  int sourceRank() const override {
+    TORCH_CHECK(source_ && *source_ >= 0, "droce: sourceRank() of an operation that is not a "
+                "completed receive from any source");
+    return *source_;
+  }
 
   void complete(std::exception_ptr e) {
     finish(e);
@@ -161,6 +170,7 @@ class WorkDroce : public c10d::Work {
 
  private:
   std::vector<at::Tensor> outputs_;
+  std::shared_ptr<int> source_;  // written by the worker before complete()
   c10::intrusive_ptr<at::ivalue::Future> future_;
 };
 
@@ -515,6 +525,19 @@ class ProcessGroupDroce : public c10d::ProcessGroup {
     });
   }
 
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors,
+                                               int tag) override {
+    at::Tensor t = one(tensors, "recv");
+    at::Tensor w = t.contiguous();
+    auto src = std::make_shared<int>(-1);
+    return enqueue(OpType::RECVANYSOURCE, {t}, [=](dcoll* d) {
+      int r = dcoll_recv_any(d, w.data_ptr(), w.nbytes(), tag, src.get());
+      if (!r && !w.is_same(t))
+        t.copy_(w);
+      return r;
+    }, src);
+  }
+
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions&) override {
     return enqueue(OpType::BARRIER, {}, [](dcoll* d) { return dcoll_barrier(d); });
   }
@@ -598,8 +621,10 @@ class ProcessGroupDroce : public c10d::ProcessGroup {
   }
 
   c10::intrusive_ptr<c10d::Work> enqueue(OpType type, std::vector<at::Tensor> outputs,
-                                         std::function<int(dcoll*)> fn) {
-    auto w = c10::make_intrusive<WorkDroce>(getRank(), type, std::move(outputs));
+                                         std::function<int(dcoll*)> fn,
+                                         std::shared_ptr<int> source = nullptr) {
+    auto w = c10::make_intrusive<WorkDroce>(getRank(), type, std::move(outputs),
+                                            std::move(source));
     {
       std::lock_guard<std::mutex> l(mutex_);
       TORCH_CHECK(!broken_.size(), "droce: the group failed before: ", broken_);
