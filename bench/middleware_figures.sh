@@ -124,24 +124,27 @@ mpi_run() {
   tail -5 "$work/mpi.out" >&2
 }
 
+# one ucx_perftest test at each size, both sides in the round's order
+# args: uct|ucp TEST FIELD SIZE...  (FIELD: the Final line's column to keep)
+ucx_case() {
+  local api=$1 test=$2 field=$3 s side v
+  shift 3
+  for s in "$@"; do
+    for side in "${sides[@]}"; do
+      v=$(ucx_pair "$side" "$api" "$test" "$s" | awk -v f="$field" '{print $f}')
+      [ -n "$v" ] && echo "${test}_$s $side $v" >>"$res"
+    done
+  done
+}
+
 # results: one line per measurement, "case side value"
 res=$work/results
 : >"$res"
 echo "# middleware_figures: $rounds round(s), load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%H:%M) UTC"
 for r in $(seq "$rounds"); do
   if [ $((r % 2)) = 1 ]; then sides=(droce tcp); else sides=(tcp droce); fi
-  for s in "${put_sizes[@]}"; do
-    for side in "${sides[@]}"; do
-      v=$(ucx_pair "$side" uct put_bw "$s" | awk '{print $7}')
-      [ -n "$v" ] && echo "put_bw_$s $side $v" >>"$res"
-    done
-  done
-  for s in "${lat_sizes[@]}"; do
-    for side in "${sides[@]}"; do
-      v=$(ucx_pair "$side" ucp tag_lat "$s" | awk '{print $3}')
-      [ -n "$v" ] && echo "tag_lat_$s $side $v" >>"$res"
-    done
-  done
+  ucx_case uct put_bw 7 "${put_sizes[@]}"   # Final: field 7, overall MB/s
+  ucx_case ucp tag_lat 3 "${lat_sizes[@]}"  # field 3, the median latency
   for side in "${sides[@]}"; do
     mpi_run "$side" | while read -r b v; do echo "allreduce_$b $side $v"; done >>"$res"
   done
