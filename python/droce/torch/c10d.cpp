@@ -69,8 +69,10 @@ struct BXor {
 // for the baseline ISA (SSE2) and for AVX2, picked at run time. Each element
 // is still f(a[i], b[i]) alone (no reassociation), so every result is the
 // same bit for bit whichever copy runs.
+#if defined(__GNUC__) && !defined(__clang__)  // clang's vectoriser needs no asking
 #pragma GCC push_options
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+#endif
 template <typename T, typename F>
 inline void reduceBody(T* __restrict a, const T* __restrict b, size_t n) {
   F f;
@@ -87,7 +89,9 @@ template <typename T, typename F>
 __attribute__((target("avx2"))) void reduceLoopAvx2(void* dst, const void* src, size_t n, void*) {
   reduceBody<T, F>(static_cast<T*>(dst), static_cast<const T*>(src), n);
 }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
+#endif
 
 template <typename T, typename F>
 dcoll_reduce_fn pick() {
