@@ -97,6 +97,7 @@ struct dcoll {
 	struct droce_mr *small_mr;
 	uint8_t mac[6], ip[4];
 	bool op_active;
+	int any_next; /* the peer a receive from any source picked last */
 	unsigned idle;
 	uint64_t deadline;
 	int failed;
@@ -788,6 +789,63 @@ int dcoll_recv(struct dcoll *d, int peer, void *buf, size_t bytes, int tag)
 	if (rc)
 		return rc;
 	rc = recv_msg(d, peer, STREAM_P2P(tag), buf, bytes, 0, NULL, NULL, -1, 0);
+	return end(d, rc, NULL, NULL);
+}
+
+/* Whether the next chunk of @p stream from @p j is here (set aside, or at
+ * the head of the slots once the chunks ahead of it are set aside). */
+static int p2p_waiting(struct dcoll *d, int j, unsigned stream)
+{
+	struct peer *p = &d->peers[j];
+	for (struct aside *a = p->aside; a; a = a->next)
+		if ((a->imm >> 24) == stream)
+			return 1;
+	while (p->arrived > p->consumed && (p->imm[p->consumed % d->c.slots] >> 24) != stream)
+		if (set_aside(d, p))
+			return fail(d, -ENOMEM, "rank %d: out of memory", d->rank);
+	return p->arrived > p->consumed;
+}
+
+int dcoll_recv_any(struct dcoll *d, void *buf, size_t bytes, int tag, int *src)
+{
+	if (bytes && !buf)
+		return -EINVAL;
+	int rc = begin(d);
+	if (rc)
+		return rc;
+	unsigned stream = STREAM_P2P(tag);
+	/* every peer's chunks of this tag stay in its slots until one is picked */
+	for (int j = 0; j < d->size; j++)
+		if (j != d->rank)
+			d->peers[j].want = (int)stream;
+	int from = -1;
+	/* the peers are looked at from the one after the last picked, so that
+	 * one sender that never pauses cannot starve the others */
+	while (from < 0 && !rc) {
+		for (int k = 1; k <= d->size && from < 0; k++) {
+			int j = mod(d->any_next + k, d->size);
+			if (j == d->rank)
+				continue;
+			int w = p2p_waiting(d, j, stream);
+			if (w < 0)
+				rc = w;
+			else if (w)
+				from = j;
+		}
+		if (from < 0 && !rc) {
+			rc = check(d);
+			if (!rc)
+				progress(d);
+		}
+	}
+	for (int j = 0; j < d->size; j++)
+		if (j != d->rank)
+			d->peers[j].want = -1;
+	if (!rc) {
+		d->any_next = from;
+		*src = from;
+		rc = recv_msg(d, from, stream, buf, bytes, 0, NULL, NULL, -1, 0);
+	}
 	return end(d, rc, NULL, NULL);
 }
 

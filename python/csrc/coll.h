@@ -97,6 +97,10 @@ int dcoll_scatter(struct dcoll *d, const void *in, void *out, size_t bytes, int 
 int dcoll_barrier(struct dcoll *d);
 int dcoll_send(struct dcoll *d, int peer, const void *buf, size_t bytes, int tag);
 int dcoll_recv(struct dcoll *d, int peer, void *buf, size_t bytes, int tag);
+/** The next message of @p tag from whichever peer's is here first (the peers
+ * taken in turn when several are); its rank in @p *src. As dcoll_recv, the
+ * message must be @p bytes long. */
+int dcoll_recv_any(struct dcoll *d, void *buf, size_t bytes, int tag, int *src);
 
 /** Counters for tests and docs/python.md. */
 struct dcoll_stats {

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # suite middleware: Open MPI 4.1 (Debian's openmpi-bin), two ranks of our
-# mpi_check over pml ucx on droce0, UCX on rc_verbs (ud_verbs for UCP's
+# PROGRAM (mpi_check, mpi_allreduce_bw) over pml ucx on droce0, UCX on rc_verbs (ud_verbs for UCP's
 # wireup), btl self only: no shared memory, no TCP byte transport. Each
 # rank runs under scripts/droce-run --sysfs (tests/middleware/mpi_rank.sh);
-# the case passes when mpirun exits 0, mpi_check says every byte matched,
+# the case passes when mpirun exits 0, the program says every byte matched,
 # and each rank's droce context counted at least the frames the transfers
 # need (DROCE_VERBS_STATS), so the data crossed droce.
-#   mpi.sh DROCE_RUN MPI_CHECK
+#   mpi.sh DROCE_RUN PROGRAM
 set -u
 run=$1; prog=$2
 for p in mpirun unshare; do
@@ -56,5 +56,5 @@ if [ $ok = 0 ]; then
   echo "FAIL: Open MPI pml ucx over rc_verbs on droce0 (mpirun exit $rc)"
   exit 1
 fi
-grep 'mpi_check' "$work/mpirun.out"
+grep -E '^(mpi_check|mpi_allreduce_bw|#| +[0-9])' "$work/mpirun.out"
 echo "PASS: Open MPI 2 ranks, pml ucx over rc_verbs on droce0"

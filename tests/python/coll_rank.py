@@ -184,6 +184,28 @@ for w in sends:
 same("recv tag 1", r1, data(torch.float32, 3000, prv, 70))
 same("recv tag 2", r2, data(torch.float32, 70000, prv, 71))
 
+# recv from any source: every other rank sends rank 0 two messages of tag 5
+# (behind a tag 6 one that rank 0 receives last, by source); rank 0 learns
+# each sender from recv's return value and checks the data against it
+if rank == 0:
+    got = []
+    for _ in range(2 * (n - 1)):
+        t = torch.empty(4100, dtype=torch.int32)
+        src = dist.recv(t, tag=5)
+        k = sum(1 for g in got if g == src)
+        same(f"recv any source: message {k} from {src}", t, data(torch.int32, 4100, src, 76 + k))
+        got.append(src)
+    assert sorted(got) == sorted(list(range(1, n)) * 2), got
+    for j in range(1, n):
+        t = torch.empty(300)
+        assert dist.recv(t, j, tag=6) == j
+        same(f"recv tag 6 from {j} after the any-source ones", t, data(torch.float32, 300, j, 78))
+else:
+    ws = [dist.isend(data(torch.float32, 300, rank, 78), 0, tag=6)]
+    ws += [dist.isend(data(torch.int32, 4100, rank, 76 + k), 0, tag=5) for k in range(2)]
+    for w in ws:
+        w.wait()
+
 # barrier, and a refused type fails cleanly on every rank
 dist.barrier()
 try:
