@@ -1231,6 +1231,35 @@ static void test_transport_malformed_offer(void **st)
 	bed_free(b);
 }
 
+/* A REP answering sr-spray to an offer of sr (above it): the active side
+ * counts it and comes up at go-back-N. */
+static void test_transport_answer_above_offer(void **st)
+{
+	(void)st;
+	struct bed *b = bed_new(NULL);
+	assert_int_equal(droce_qp_set_transport(b->s[0].qp, DROCE_TRANSPORT_SR), 0);
+	assert_true(droce_listen(b->s[1].ctx, 7471) >= 0);
+	struct droce_addr dst = addr_of(&b->s[1], 7471);
+	assert_true(droce_connect(b->s[0].qp, &dst, NULL, b->now) >= 0);
+	struct droce_conn_event ev = next_event(b, 1);
+	assert_int_equal(ev.type, DROCE_CONN_REQUEST);
+	assert_int_equal(droce_accept(b->s[1].ctx, ev.conn, b->s[1].qp, NULL, b->now), 0);
+	droce_ctx_poll(b->s[1].ctx, b->now); /* the REP into B's channel, not yet to A */
+	struct madq *q = b->s[1].tx;
+	assert_int_equal(q->len, 1);
+	struct droce_mad_in *in = &q->q[q->head];
+	assert_int_equal(in->mad[17], 0x13); /* REP (12.6.8): private data at 60..255 */
+	assert_memory_equal(in->mad + 248, "DRXT\1\1", 6); /* B's answer: sr */
+	in->mad[253] = DROCE_TRANSPORT_SR_SPRAY;
+	ev = next_event(b, 0);
+	assert_int_equal(ev.type, DROCE_CONN_ESTABLISHED);
+	assert_int_equal(ev.transport, DROCE_TRANSPORT_GBN);
+	assert_int_equal(qp_transport(b->s[0].qp), DROCE_TRANSPORT_GBN);
+	assert_int_equal(cm_cnt(b, 0).transport_ext_bad, 1);
+	assert_int_equal(cm_cnt(b, 0).transport_agreed, 0);
+	bed_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1247,6 +1276,7 @@ int main(void)
 		cmocka_unit_test(test_transport_lower_of_two),
 		cmocka_unit_test(test_transport_no_offer),
 		cmocka_unit_test(test_transport_malformed_offer),
+		cmocka_unit_test(test_transport_answer_above_offer),
 		cmocka_unit_test(test_reject),
 		cmocka_unit_test(test_no_listener),
 		cmocka_unit_test(test_unlisten),
