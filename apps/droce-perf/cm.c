@@ -187,6 +187,9 @@ int perf_cm_connect(struct perf *p, struct droce_ctx *ctx, struct droce_qp **qp)
 	if (!taken)
 		return -ENOMEM;
 	unsigned started = 0, up = 0;
+	/* the loss-recovery mode each QP came up in: the CM agrees on it
+	 * (docs/cm.md), so a server without --transport follows its client */
+	unsigned modes[DROCE_TRANSPORT_SR_SPRAY + 1] = {0};
 	uint64_t progress = perf_now(p), limit = (uint64_t)(p->o.timeout * 1e9);
 	if (p->server)
 		limit *= 6; /* as the side channel: a server waits longer for its client */
@@ -211,6 +214,8 @@ int perf_cm_connect(struct perf *p, struct droce_ctx *ctx, struct droce_qp **qp)
 				} else if (!p->server) {
 					p->qp[i].remote = mr;
 				}
+				if (ev.transport <= DROCE_TRANSPORT_SR_SPRAY)
+					modes[ev.transport]++;
 				up++;
 			} else {
 				r = fail_event(&ev);
@@ -234,7 +239,13 @@ int perf_cm_connect(struct perf *p, struct droce_ctx *ctx, struct droce_qp **qp)
 		p->qp[i].peer_qpn = a.dest_qp_num;
 	}
 	free(taken);
-	if (!r)
-		printf(" Connected through the CM (QP1): %u QP(s), port %u\n", p->o.qps, p->o.port);
+	if (!r) {
+		printf(" Connected through the CM (QP1): %u QP(s), port %u, transport", p->o.qps,
+		       p->o.port);
+		for (int m = DROCE_TRANSPORT_GBN; m <= DROCE_TRANSPORT_SR_SPRAY; m++)
+			if (modes[m])
+				printf(" %s x%u", droce_transport_name(m), modes[m]);
+		printf("\n");
+	}
 	return r;
 }

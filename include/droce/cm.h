@@ -87,6 +87,10 @@ struct droce_cm_conf {
 	uint64_t accept_resolve_timeout_ns; /**< resolve_timeout_ns for the peer of an accepted
 					  REQ, which has just sent it (a spoofed source never
 					  answers); default 500 ms */
+	uint8_t transport_max;       /**< passive side: the highest loss-recovery mode (enum
+					  droce_transport, droce/verbs.h) agreed to when a REQ
+					  offers one (docs/cm.md, "Transport-mode extension");
+					  default DROCE_TRANSPORT_SR_SPRAY, 0 = always go-back-N */
 };
 
 /** Fill @p c with the defaults (no resolver). */
@@ -276,6 +280,9 @@ struct droce_conn_event {
 	size_t private_data_len;
 	uint8_t private_data[DROCE_CONN_PD_MAX];
 	uint32_t remote_qpn;         /**< REQUEST, RESPONSE: the QPN the peer's REQ / REP names */
+	uint8_t transport;           /**< ESTABLISHED: the QP's loss-recovery mode as agreed
+					  (enum droce_transport; 0, go-back-N, unless both sides
+					  are droce and the REQ offered more) */
 };
 
 /**
@@ -299,6 +306,10 @@ struct droce_cm_counters {
 					  being resolved (timed out, or too many waiting) */
 	uint64_t reqs_limited;       /**< REQs dropped unanswered: over the REJ rate */
 	uint64_t evicted;            /**< half-open connections ended to make room for a REQ */
+	uint64_t transport_agreed;   /**< connections whose QP was set to selective repeat by
+					  the REQ's offer and the REP's answer */
+	uint64_t transport_ext_bad;  /**< REQs / REPs with a malformed transport-mode extension
+					  (taken as go-back-N) */
 };
 
 /** @return 0 or -EINVAL (no CM). */

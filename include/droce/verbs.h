@@ -654,9 +654,10 @@ struct droce_qp_stats {
 
 /**
  * How a RC QP recovers from loss (docs/transport.md, "Selective repeat").
- * Both ends must choose the same mode: nothing on the wire announces it (the
- * application, droce-perf's --transport or DROCE_TRANSPORT sets it on both
- * sides); a QP left at GBN, the default, is IBTA go-back-N byte for byte, as
+ * Both ends must run the same mode: droce's CM agrees on it when it connects
+ * a QP (the REQ offers this QP's mode, the REP answers, docs/cm.md);
+ * otherwise the application, droce-perf's --transport or DROCE_TRANSPORT
+ * sets it on both sides. A QP left at GBN, the default, is IBTA go-back-N byte for byte, as
  * any other peer (rxe, a NIC) expects.
  */
 enum droce_transport {

@@ -46,6 +46,7 @@ void droce_cm_conf_init(struct droce_cm_conf *c)
 	c->event_queue = 64;
 	c->response_timeout = 20;
 	c->max_cm_retries = 15;
+	c->transport_max = DROCE_TRANSPORT_SR_SPRAY;
 }
 
 void droce_conn_param_init(struct droce_conn_param *p)
@@ -285,7 +286,7 @@ int droce_cm_open_path(struct droce_ctx *ctx, const struct droce_cm_conf *c,
 	struct droce_cm_svc *s = NULL;
 	int r = -EINVAL;
 	if (!ctx || !c || !c->resolve || c->max_cm_retries > 15 || c->response_timeout > 31 ||
-	    c->max_peer_timeout > 31 ||
+	    c->max_peer_timeout > 31 || c->transport_max > DROCE_TRANSPORT_SR_SPRAY ||
 	    !path.ops || !path.ops->send || !path.ops->recv)
 		goto fail;
 	r = -EEXIST;

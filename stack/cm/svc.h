@@ -96,6 +96,10 @@ struct svc_conn {
 	uint8_t pd[DROCE_CONN_REP_PD_MAX];
 	struct droce_cm_qp_attr local;  /* what our REQ / REP says */
 	struct droce_cm_qp_attr remote; /* what the peer's REQ / REP says */
+	/* the transport-mode extension (cm/xt.h): active, what our REQ
+	 * offered; passive, what the peer's REQ did (0: no offer, or gbn) */
+	uint8_t xt_offer;
+	uint8_t transport;            /* the mode the QP was set to at RTR */
 };
 
 struct droce_cm_svc {

@@ -27,6 +27,7 @@
 #include <droce/droce.h>
 
 #include "cm/svc.h"
+#include "cm/xt.h"
 #include "model/model.h"
 
 static struct svc_conn *conn_get(struct droce_cm_svc *s, int id)
@@ -245,6 +246,17 @@ static int connect_on(struct droce_cm_svc *s, struct droce_qp *qp, const struct 
 	/* rdma_cm's source port: an ephemeral port of the TCP space */
 	c->peer.port = p->src_port ? p->src_port : (uint16_t)(32768 + (psn_draw(s) & 0x7FFF));
 	param_keep(c, p);
+	/* a QP set to selective repeat offers it in the REQ (cm/xt.h); one
+	 * at go-back-N sends today's REQ, byte for byte. No room behind the
+	 * consumer's data: no offer, and on_response sets go-back-N. */
+	if (qp && qp->transport != DROCE_TRANSPORT_GBN) {
+		size_t n = droce_cm_xt_put(c->pd, DROCE_CONN_REQ_PD_MAX, p->private_data_len,
+					   qp->transport);
+		if (n) {
+			c->param.private_data_len = n;
+			c->xt_offer = qp->transport;
+		}
+	}
 	c->local.qpn = qp ? droce_qp_num(qp) : p->qp_num;
 	c->local.start_psn = psn_draw(s);
 	c->local.path_mtu = p->path_mtu;
@@ -376,6 +388,36 @@ int droce_conn_establish(struct droce_ctx *ctx, int conn, uint64_t now)
 	return droce_cm_establish(s->cm, now, c->cm_id); /* ESTABLISHED follows in the poll */
 }
 
+/* The loss-recovery mode for @p qp before its RTR (the responder's first
+ * packet already follows it): the agreed one, or go-back-N. */
+static int set_transport(struct droce_cm_svc *s, struct svc_conn *c, struct droce_qp *qp,
+			 unsigned mode)
+{
+	c->transport = (uint8_t)mode;
+	if (mode != DROCE_TRANSPORT_GBN)
+		s->cnt.transport_agreed++;
+	return qp ? droce_qp_set_transport(qp, (int)mode) : 0;
+}
+
+/* Active: the REP's answer to our offer. Only an offer is answered, so
+ * a REP is read only after one; no answer (a peer that is not droce,
+ * whose consumer's data these bytes are) is go-back-N, and so is an answer
+ * above the offer or a malformed one (counted). */
+static unsigned rep_transport(struct droce_cm_svc *s, struct svc_conn *c)
+{
+	unsigned m = DROCE_TRANSPORT_GBN;
+	if (!c->xt_offer)
+		return m;
+	int r = droce_cm_xt_get(c->pd, c->param.private_data_len, &m);
+	if (r == 1 && m <= c->xt_offer) {
+		droce_cm_xt_clear(c->pd, c->param.private_data_len);
+		return m;
+	}
+	if (r != 0)
+		s->cnt.transport_ext_bad++;
+	return DROCE_TRANSPORT_GBN;
+}
+
 static void on_response(struct droce_cm_svc *s, struct svc_conn *c, const struct droce_cm_event *ev,
 			uint64_t now)
 {
@@ -387,7 +429,8 @@ static void on_response(struct droce_cm_svc *s, struct svc_conn *c, const struct
 									  : sizeof(c->pd);
 	memcpy(c->pd, ev->private_data, c->param.private_data_len);
 	if (c->no_qp) {
-		/* the application sets its QP up and sends the RTU itself
+		/* no QP of ours, no offer: the application's QP keeps its own
+		 * mode. It sets the QP up and sends the RTU itself
 		 * (rdma_cm's CONNECT_RESPONSE, then rdma_establish) */
 		struct droce_conn_event out;
 		ev_init(&out, DROCE_CONN_RESPONSE, s, c);
@@ -402,7 +445,9 @@ static void on_response(struct droce_cm_svc *s, struct svc_conn *c, const struct
 	struct droce_svc_path path;
 	path_of(c, &path);
 	struct droce_qp *qp = qp_of(s, c);
-	int r = qp ? droce_svc_qp_connect(qp, &path) : -ENOENT;
+	int r = qp ? set_transport(s, c, qp, rep_transport(s, c)) : -ENOENT;
+	if (!r)
+		r = droce_svc_qp_connect(qp, &path);
 	if (r) {
 		droce_cm_reject(s->cm, now, c->cm_id, NULL, 0);
 		conn_end(s, c, DROCE_CONN_ERROR, r, NULL, 0);
@@ -441,6 +486,16 @@ static void on_request(struct droce_cm_svc *s, const struct droce_cm_event *ev, 
 	out.path_mtu = ev->remote.path_mtu;
 	out.private_data_len = ev->private_data_len;
 	memcpy(out.private_data, ev->private_data, ev->private_data_len);
+	/* the peer's offer (cm/xt.h), taken out of what the consumer sees; a
+	 * malformed one is counted and left as the peer's data */
+	unsigned m;
+	int r = droce_cm_xt_get(out.private_data, out.private_data_len, &m);
+	if (r == 1) {
+		c->xt_offer = (uint8_t)m;
+		droce_cm_xt_clear(out.private_data, out.private_data_len);
+	} else if (r < 0) {
+		s->cnt.transport_ext_bad++;
+	}
 	droce_svc_push_event(s, &out);
 }
 
@@ -451,9 +506,25 @@ static int send_rep(struct droce_cm_svc *s, struct svc_conn *c, uint64_t now)
 	struct droce_qp *qp = c->no_qp ? NULL : qp_of(s, c);
 	c->local.qpn = c->no_qp ? c->param.qp_num : qp ? droce_qp_num(qp) : 0;
 	clamp_rep(c);
+	/* an offer is answered with the lower of it and transport_max, in the
+	 * REP's last bytes; no offer (rxe, a NIC, a droce QP at go-back-N) or
+	 * no room behind the consumer's data: go-back-N, the REP unchanged */
+	unsigned mode = DROCE_TRANSPORT_GBN;
+	if (c->xt_offer && !c->no_qp) {
+		unsigned want = c->xt_offer < s->conf.transport_max ? c->xt_offer
+								      : s->conf.transport_max;
+		size_t n = droce_cm_xt_put(c->pd, DROCE_CONN_REP_PD_MAX,
+					   c->param.private_data_len, want);
+		if (n) {
+			c->param.private_data_len = n;
+			mode = want;
+		}
+	}
 	struct droce_svc_path path;
 	path_of(c, &path);
-	int r = c->no_qp ? 0 : qp ? droce_svc_qp_connect(qp, &path) : -ENOENT;
+	int r = c->no_qp ? 0 : qp ? set_transport(s, c, qp, mode) : -ENOENT;
+	if (!r && !c->no_qp)
+		r = droce_svc_qp_connect(qp, &path);
 	if (!r)
 		r = droce_cm_accept(s->cm, now, c->cm_id, &c->local, c->pd, c->param.private_data_len);
 	if (r) {
@@ -611,6 +682,7 @@ void droce_svc_on_cm_event(struct droce_cm_svc *s, const struct droce_cm_event *
 		const uint8_t *pd = c->cm_active ? c->pd : ev->private_data;
 		out.private_data_len = c->cm_active ? c->param.private_data_len : ev->private_data_len;
 		memcpy(out.private_data, pd, out.private_data_len);
+		out.transport = c->transport;
 		droce_svc_push_event(s, &out);
 		break;
 	}

@@ -6,7 +6,11 @@
 #     they connected through the CM; in the capture (tshark's CM dissector)
 #     4 REQs for service ID port -p, 4 REPs, 4 RTUs, no MAD malformed, and
 #     the client's data frames go to exactly the QPNs the REPs named.
-#  2. A server that cannot carry the client's path MTU rejects its REQ
+#  2. --transport sr on the client only, through drops and reordering,
+#     every byte checked: the CM agrees on selective repeat (the REQ's offer,
+#     the REP's answer), so both sides say they came up in sr, and both show
+#     SACK traffic (the server sends SACKs, the client takes them).
+#  3. A server that cannot carry the client's path MTU rejects its REQ
 #     (REJ 28 with a reason the client prints); both exit non-zero in bounded
 #     time.
 #   perf_cm.sh DROCE_PERF
@@ -63,6 +67,24 @@ dataqpns=$(tsh -Y 'ip.src == 198.18.0.2 && infiniband.bth.opcode >= 6 && infinib
   -T fields -e infiniband.bth.destqp | sort -u | tr '\n' ' ')
 echo "REP QPNs: $repqpns; the client's WRITEs went to: $dataqpns"
 [ -n "$repqpns" ] && [ "$repqpns" = "$dataqpns" ] || { echo "FAIL: data QPNs are not the REPs'"; rc=1; }
+
+imp=(--impair drop=0.01,reorder=0.05,seed=7)
+run sr -s 64K -n 200 -q 2 --check "${imp[@]}" -- -s 64K -n 200 -q 2 --check --transport sr "${imp[@]}"
+if [ $crc != 0 ] || [ $src != 0 ]; then
+  echo "FAIL: --transport sr on the client only: client exit $crc, server exit $src"; show sr; rc=1
+else
+  for side in client server; do
+    grep -q 'Connected through the CM (QP1): 2 QP(s), port [0-9]*, transport sr x2$' "$work/sr.$side" ||
+      { echo "FAIL: the $side did not come up in sr on both QPs"; show sr; rc=1; }
+  done
+  grep -q 'Check: ok' "$work/sr.client" || { echo "FAIL: sr run failed its check"; show sr; rc=1; }
+  # SACKs sent by the server's responder, received by the client's requester
+  sacks() { sed -n 's/.*SACKs sent\/rcvd \([0-9]*\)\/\([0-9]*\).*/\1 \2/p' "$work/sr.$1" | tail -1; }
+  read -r ssent _ < <(sacks server)
+  read -r _ crcvd < <(sacks client)
+  echo "sr on the client only: server SACKs sent ${ssent:-none}, client SACKs received ${crcvd:-none}"
+  [ "${ssent:-0}" -gt 0 ] && [ "${crcvd:-0}" -gt 0 ] || { echo "FAIL: no SACKs both ways"; show sr; rc=1; }
+fi
 
 run mtu -m 1024 -- -m 4096
 if [ $crc = 0 ] || [ $src = 0 ]; then

@@ -1091,6 +1091,175 @@ static void test_qp1_gsi_taken(void **st)
 	droce_memlink_destroy(ml);
 }
 
+/* ---- the transport-mode extension (docs/cm.md) ---- */
+
+static unsigned qp_transport(struct droce_qp *qp)
+{
+	struct droce_qp_stats st;
+	assert_int_equal(droce_qp_get_stats(qp, &st), 0);
+	return st.transport;
+}
+
+static struct droce_cm_counters cm_cnt(struct bed *b, unsigned i)
+{
+	struct droce_cm_counters c;
+	assert_int_equal(droce_cm_get_counters(b->s[i].ctx, &c), 0);
+	return c;
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* Connect A to B, B accepting on its QP; the REQUEST and both ESTABLISHED
+ * events in @p ev[0..2]. */
+static void xt_connect(struct bed *b, struct droce_conn_event ev[3])
+{
+	struct droce_conn_param ap, bp;
+	droce_conn_param_init(&ap);
+	ap.private_data = "hello";
+	ap.private_data_len = 5;
+	droce_conn_param_init(&bp);
+	bp.private_data = "welcome";
+	bp.private_data_len = 7;
+	int l = droce_listen(b->s[1].ctx, 7471);
+	assert_true(l >= 0);
+	struct droce_addr dst = addr_of(&b->s[1], 7471);
+	assert_true(droce_connect(b->s[0].qp, &dst, &ap, b->now) >= 0);
+	ev[0] = next_event(b, 1);
+	assert_int_equal(ev[0].type, DROCE_CONN_REQUEST);
+	assert_int_equal(droce_accept(b->s[1].ctx, ev[0].conn, b->s[1].qp, &bp, b->now), 0);
+	ev[1] = next_event(b, 0);
+	assert_int_equal(ev[1].type, DROCE_CONN_ESTABLISHED);
+	ev[2] = next_event(b, 1);
+	assert_int_equal(ev[2].type, DROCE_CONN_ESTABLISHED);
+	/* each consumer sees its peer's bytes only, the extension taken out */
+	assert_memory_equal(ev[0].private_data, "hello", 5);
+	assert_true(all_zero(ev[0].private_data + 5, ev[0].private_data_len - 5));
+	assert_memory_equal(ev[1].private_data, "welcome", 7);
+	assert_true(all_zero(ev[1].private_data + 7, ev[1].private_data_len - 7));
+}
+
+/* Both QPs and both ESTABLISHED events in @p mode, counted as agreed
+ * on both sides when it is selective repeat; a SEND goes through. */
+static void xt_expect(struct bed *b, const struct droce_conn_event ev[3], unsigned mode)
+{
+	assert_int_equal(qp_transport(b->s[0].qp), mode);
+	assert_int_equal(qp_transport(b->s[1].qp), mode);
+	assert_int_equal(ev[1].transport, mode);
+	assert_int_equal(ev[2].transport, mode);
+	assert_int_equal(cm_cnt(b, 0).transport_agreed, mode != DROCE_TRANSPORT_GBN);
+	assert_int_equal(cm_cnt(b, 1).transport_agreed, mode != DROCE_TRANSPORT_GBN);
+	assert_int_equal(cm_cnt(b, 0).transport_ext_bad + cm_cnt(b, 1).transport_ext_bad, 0);
+	send_works(b);
+	bed_free(b);
+}
+
+/* A offers sr, B (droce, the default transport_max) agrees: both QPs in
+ * sr before their first packet, data flows. */
+static void test_transport_offer_agreed(void **st)
+{
+	(void)st;
+	struct bed *b = bed_new(NULL);
+	assert_int_equal(droce_qp_set_transport(b->s[0].qp, DROCE_TRANSPORT_SR), 0);
+	assert_int_equal(qp_transport(b->s[1].qp), DROCE_TRANSPORT_GBN);
+	struct droce_conn_event ev[3];
+	xt_connect(b, ev);
+	xt_expect(b, ev, DROCE_TRANSPORT_SR);
+}
+
+/* The lower of the two: sr-spray offered, B agrees to sr at most; B
+ * refusing (transport_max 0): both go-back-N. */
+static void test_transport_lower_of_two(void **st)
+{
+	(void)st;
+	for (unsigned cap = 0; cap <= 1; cap++) {
+		struct droce_cm_conf cf;
+		droce_cm_conf_init(&cf);
+		cf.transport_max = (uint8_t)cap;
+		struct bed *b = bed_new(&cf);
+		assert_int_equal(droce_qp_set_transport(b->s[0].qp, DROCE_TRANSPORT_SR_SPRAY), 0);
+		struct droce_conn_event ev[3];
+		xt_connect(b, ev);
+		xt_expect(b, ev, cap);
+	}
+}
+
+/* No offer (A at go-back-N, as rxe or a NIC): B's QP, set to sr by its
+ * application, is go-back-N; the REQ carries nothing after A's data and
+ * the REP nothing after B's. */
+static void test_transport_no_offer(void **st)
+{
+	(void)st;
+	struct bed *b = bed_new(NULL);
+	assert_int_equal(droce_qp_set_transport(b->s[1].qp, DROCE_TRANSPORT_SR), 0);
+	struct droce_conn_event ev[3];
+	xt_connect(b, ev);
+	xt_expect(b, ev, DROCE_TRANSPORT_GBN);
+}
+
+/* A REQ whose last 8 bytes hold the magic with version 0: counted, left
+ * to the consumer as the peer's data, and the QP accepted at go-back-N. */
+static void test_transport_malformed_offer(void **st)
+{
+	(void)st;
+	struct bed *b = bed_new(NULL);
+	assert_int_equal(droce_qp_set_transport(b->s[1].qp, DROCE_TRANSPORT_SR), 0);
+	assert_true(droce_listen(b->s[1].ctx, 7471) >= 0);
+	inject_req(b, b->s[0].ip, 0x4242, 7471);
+	struct madq *q = b->s[1].rx;
+	struct droce_mad_in *in = &q->q[(q->head + q->len - 1) % QLEN];
+	struct droce_cm_msg m;
+	assert_int_equal(droce_mad_decode(in->mad, in->len, &m), DROCE_MAD_OK);
+	uint8_t *x = m.u.req.private_data + sizeof(m.u.req.private_data) - 8;
+	memcpy(x, "DRXT", 4);
+	x[4] = 0; /* version 0 */
+	x[5] = DROCE_TRANSPORT_SR;
+	assert_int_equal(droce_mad_encode(in->mad, DROCE_MAD_LEN, &m), DROCE_MAD_LEN);
+	struct droce_conn_event ev = next_event(b, 1);
+	assert_int_equal(ev.type, DROCE_CONN_REQUEST);
+	assert_int_equal(cm_cnt(b, 1).transport_ext_bad, 1);
+	assert_memory_equal(ev.private_data + ev.private_data_len - 8, x, 8);
+	assert_int_equal(droce_accept(b->s[1].ctx, ev.conn, b->s[1].qp, NULL, b->now), 0);
+	assert_int_equal(qp_state(b->s[1].qp), DROCE_QPS_RTS);
+	assert_int_equal(qp_transport(b->s[1].qp), DROCE_TRANSPORT_GBN);
+	assert_int_equal(cm_cnt(b, 1).transport_agreed, 0);
+	bed_free(b);
+}
+
+/* A REP answering sr-spray to an offer of sr (above it): the active side
+ * counts it and comes up at go-back-N. */
+static void test_transport_answer_above_offer(void **st)
+{
+	(void)st;
+	struct bed *b = bed_new(NULL);
+	assert_int_equal(droce_qp_set_transport(b->s[0].qp, DROCE_TRANSPORT_SR), 0);
+	assert_true(droce_listen(b->s[1].ctx, 7471) >= 0);
+	struct droce_addr dst = addr_of(&b->s[1], 7471);
+	assert_true(droce_connect(b->s[0].qp, &dst, NULL, b->now) >= 0);
+	struct droce_conn_event ev = next_event(b, 1);
+	assert_int_equal(ev.type, DROCE_CONN_REQUEST);
+	assert_int_equal(droce_accept(b->s[1].ctx, ev.conn, b->s[1].qp, NULL, b->now), 0);
+	droce_ctx_poll(b->s[1].ctx, b->now); /* the REP into B's channel, not yet to A */
+	struct madq *q = b->s[1].tx;
+	assert_int_equal(q->len, 1);
+	struct droce_mad_in *in = &q->q[q->head];
+	assert_int_equal(in->mad[17], 0x13); /* REP (12.6.8): private data at 60..255 */
+	assert_memory_equal(in->mad + 248, "DRXT\1\1", 6); /* B's answer: sr */
+	in->mad[253] = DROCE_TRANSPORT_SR_SPRAY;
+	ev = next_event(b, 0);
+	assert_int_equal(ev.type, DROCE_CONN_ESTABLISHED);
+	assert_int_equal(ev.transport, DROCE_TRANSPORT_GBN);
+	assert_int_equal(qp_transport(b->s[0].qp), DROCE_TRANSPORT_GBN);
+	assert_int_equal(cm_cnt(b, 0).transport_ext_bad, 1);
+	assert_int_equal(cm_cnt(b, 0).transport_agreed, 0);
+	bed_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1103,6 +1272,11 @@ int main(void)
 		cmocka_unit_test(test_full_qp1),
 		cmocka_unit_test(test_qp1_gsi_taken),
 		cmocka_unit_test(test_handshake_attributes),
+		cmocka_unit_test(test_transport_offer_agreed),
+		cmocka_unit_test(test_transport_lower_of_two),
+		cmocka_unit_test(test_transport_no_offer),
+		cmocka_unit_test(test_transport_malformed_offer),
+		cmocka_unit_test(test_transport_answer_above_offer),
 		cmocka_unit_test(test_reject),
 		cmocka_unit_test(test_no_listener),
 		cmocka_unit_test(test_unlisten),
