@@ -264,6 +264,11 @@ static int hexval(int ch)
  * Data: hex:00ff.. | text:STRING | file:PATH | zero:LEN | byte:V:LEN |
  * pattern:inc:LEN (byte i = i & 0xff). Allocates *out.
  */
+/* The most bytes one data value may make (zero:, byte:, pattern:, file:):
+ * the largest a fixture uses is 512; a reader asked for a gigabyte of
+ * zeros by a hostile or mistyped file spends seconds filling it. */
+#define RP_DATA_MAX (16u << 20)
+
 static int parse_data(struct pctx *c, const char *v, uint8_t **out, size_t *len)
 {
 	*out = NULL;
@@ -308,6 +313,11 @@ static int parse_data(struct pctx *c, const char *v, uint8_t **out, size_t *len)
 		size_t got;
 		while (b && (got = fread(b + n, 1, cap - n, f)) > 0) {
 			n += got;
+			if (n > RP_DATA_MAX) {
+				free(b);
+				fclose(f);
+				return fail(c, "data file %s: more than %u bytes", p, RP_DATA_MAX);
+			}
 			if (n == cap) {
 				uint8_t *nb = realloc(b, cap * 2);
 				if (!nb) {
@@ -329,7 +339,7 @@ static int parse_data(struct pctx *c, const char *v, uint8_t **out, size_t *len)
 	uint64_t n, val = 0;
 	int r;
 	if (!strncmp(v, "zero:", 5)) {
-		if ((r = parse_u64(c, "zero", v + 5, 1u << 30, &n)))
+		if ((r = parse_u64(c, "zero", v + 5, RP_DATA_MAX, &n)))
 			return r;
 	} else if (!strncmp(v, "byte:", 5)) {
 		char tmp[64];
@@ -339,10 +349,10 @@ static int parse_data(struct pctx *c, const char *v, uint8_t **out, size_t *len)
 			return fail(c, "byte data needs byte:VALUE:LEN");
 		*colon = 0;
 		if ((r = parse_u64(c, "byte value", tmp, 255, &val)) ||
-		    (r = parse_u64(c, "byte length", colon + 1, 1u << 30, &n)))
+		    (r = parse_u64(c, "byte length", colon + 1, RP_DATA_MAX, &n)))
 			return r;
 	} else if (!strncmp(v, "pattern:inc:", 12)) {
-		if ((r = parse_u64(c, "pattern length", v + 12, 1u << 30, &n)))
+		if ((r = parse_u64(c, "pattern length", v + 12, RP_DATA_MAX, &n)))
 			return r;
 	} else {
 		return fail(c, "'%s' is not data (hex:, text:, file:, zero:, byte:V:LEN, pattern:inc:LEN)", v);
