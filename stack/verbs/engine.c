@@ -277,7 +277,8 @@ int dv_engine_start(struct dv_device *d)
 	return 0;
 }
 
-/* dv_engine_open's way out after the context was made: @return @p e. */
+/* What dv_engine_open made after the context, and the context: its way
+ * out on an error and dv_engine_close's end. @return @p e. */
 static int undo_open(struct dv_context *c, int e)
 {
 	droce_telemetry_close(c->tel);
@@ -398,12 +399,7 @@ void dv_engine_close(struct dv_context *c)
 	c->be->close(c);
 	if (c->dev->stats)
 		print_drops(c);
-	droce_telemetry_close(c->tel);
-	c->tel = NULL;
-	droce_ctx_destroy(c->dctx);
-	c->dctx = NULL;
-	droce_poller_destroy(c->poller);
-	c->poller = NULL;
+	undo_open(c, 0);
 	rte_delay_us_sleep(CLOSE_LINGER_US);
 }
 
