@@ -23,6 +23,7 @@
 
 #include "wire/psn.h"
 #include "transport/tp_int.h"
+#include "transport/spray.h"
 #include "transport/sr.h"
 #include "wire/opcode.h"
 

@@ -59,11 +59,6 @@ void droce_sr_go_back(struct droce_qp *qp, uint32_t psn);
 /** Packets the QP may keep in flight (IRN's BDP cap). */
 uint32_t droce_sr_flight(const struct droce_qp *qp);
 
-/** RTS: the paths of an sr-spray QP (path 0 is the template's source port). */
-void droce_sr_rts(struct droce_qp *qp);
-/** sr-spray: the UDP source port of the request packet @p psn (counted). */
-uint16_t droce_sr_sport(struct droce_qp *qp, uint32_t psn);
-
 enum droce_sr_tx { DROCE_SR_SEND, DROCE_SR_SKIP, DROCE_SR_JUMP };
 /** The requester is about to resend PSN @p psn (< snd_max): send it, skip
  * it (SACKed), or jump to snd_max (the SACK round's holes are all resent). */

@@ -10,6 +10,7 @@
  */
 #include "wire/psn.h"
 #include "transport/tp_int.h"
+#include "transport/spray.h"
 #include "transport/sr.h"
 #include "wire/opcode.h"
 
