@@ -95,12 +95,18 @@ struct droce_ctx *droce_ctx_create(const struct droce_ctx_params *p)
 	ctx->cc = cc;
 	/* One slot more than max_qps: the GSI QP's (QPN 1, index max_qps). */
 	ctx->qps = calloc(p->max_qps + 1u, sizeof(*ctx->qps));
+	ctx->qp_gen = calloc(p->max_qps, sizeof(*ctx->qp_gen));
+	ctx->qpn_bits = 1;
+	while ((1u << ctx->qpn_bits) < p->max_qps + DROCE_QPN_BASE)
+		ctx->qpn_bits++;
+	ctx->qpn_low_mask = (1u << ctx->qpn_bits) - 1u;
 	ctx->mrs = calloc(p->max_mrs, sizeof(*ctx->mrs));
 	ctx->rxf = calloc(p->burst, sizeof(*ctx->rxf));
 	ctx->due = malloc(((size_t)p->max_qps + 1u) * sizeof(*ctx->due));
-	if (!ctx->qps || !ctx->mrs || !ctx->rxf || !ctx->due ||
+	if (!ctx->qps || !ctx->qp_gen || !ctx->mrs || !ctx->rxf || !ctx->due ||
 	    droce_timers_init(&ctx->timers, p->max_qps + 1u) != 0) {
 		free(ctx->qps);
+		free(ctx->qp_gen);
 		free(ctx->mrs);
 		free(ctx->rxf);
 		free(ctx->due);
@@ -144,6 +150,7 @@ int droce_ctx_destroy(struct droce_ctx *ctx)
 	while (ctx->cqs)
 		droce_destroy_cq(ctx->cqs); /* no QP uses it any more */
 	free(ctx->qps);
+	free(ctx->qp_gen);
 	free(ctx->mrs);
 	free(ctx->rxf);
 	free(ctx->due);
@@ -272,8 +279,13 @@ static struct droce_qp *rx_one(struct droce_ctx *ctx, const struct droce_rx_fram
 		why = DROCE_DROP_DST_IP;
 		goto drop;
 	}
-	uint32_t idx = pkt.h.bth.dqpn - DROCE_QPN_BASE;
+	/* The low bits index the table, the rest is the QP's random tag
+	 * (core/qp.c qpn_make): a guessed or stale QPN whose index holds
+	 * another QP finds none. */
+	uint32_t idx = (pkt.h.bth.dqpn & ctx->qpn_low_mask) - DROCE_QPN_BASE;
 	qp = idx < ctx->p.max_qps ? ctx->qps[idx] : NULL;
+	if (qp && qp->qpn != pkt.h.bth.dqpn)
+		qp = NULL;
 	if (!qp && pkt.h.bth.dqpn == DROCE_GSI_QPN)
 		qp = ctx->gsi; /* MADs to QP1 (the CM's) */
 	if (!qp) {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/core_int.h"
+#include "core/rand.h"
 #include "wire/icrc_fast.h"
 #include "wire/psn.h"
 #include "wire/build.h"
@@ -28,6 +29,34 @@ static const char *const state_names[] = {
 const char *droce_qp_state_str(enum droce_qp_state s)
 {
 	return (unsigned)s <= DROCE_QPS_ERR ? state_names[s] : "UNKNOWN";
+}
+
+/*
+ * A QPN is not guessable (docs/security.md): its low ctx->qpn_bits are the
+ * table index + DROCE_QPN_BASE (the receive path's O(1) lookup), the bits
+ * above them of the 24 (IBTA 9.2: a 24-bit QPN) a keyed permutation of the
+ * slot's creation count under the context's secret. A QPN is seen by whoever
+ * sees the connection's frames, so this keeps off-path hosts out: one that
+ * must guess PSN, QPN and the peer's address now guesses the tag too. And a
+ * slot's next 2^tag - 1 QPNs all differ, so a late packet for a destroyed
+ * QP never reaches a new one in its slot. 0xFFFFFF (the multicast QPN,
+ * 10.5.2.5) is never given.
+ */
+static uint32_t qpn_make(struct droce_ctx *ctx, uint32_t idx)
+{
+	unsigned tbits = 24u - ctx->qpn_bits;
+	uint32_t low = idx + DROCE_QPN_BASE, qpn;
+	do {
+		uint32_t n = ctx->qp_gen[idx]++, tag = 0;
+		if (tbits >= 8)
+			tag = droce_key_permute(ctx->key_secret, 0x51500000u | idx,
+						n & ((1u << tbits) - 1u), tbits);
+		else if (tbits)
+			tag = (uint32_t)droce_siphash64(ctx->key_secret, (uint64_t)idx << 32 | n) &
+			      ((1u << tbits) - 1u);
+		qpn = tag << ctx->qpn_bits | low;
+	} while (qpn == DROCE_QPN_MASK);
+	return qpn;
 }
 
 static uint32_t pow2_at_least(uint32_t v)
@@ -119,7 +148,7 @@ struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_in
 	qp->pd->users++;
 	qp->index = idx;
 	qp->uid = ++ctx->qp_uids;
-	qp->qpn = gsi ? DROCE_GSI_QPN : idx + DROCE_QPN_BASE;
+	qp->qpn = gsi ? DROCE_GSI_QPN : qpn_make(ctx, idx);
 	qp->type = (uint8_t)ia->qp_type;
 	qp->state = DROCE_QPS_RESET;
 	qp->scq = ia->send_cq;

@@ -40,7 +40,10 @@ struct droce_ctx {
 	uint64_t rng;                 /* xorshift64*: spread only (UDP ports, MR slot start) */
 	uint64_t key_secret[2];       /* the key permutation's secret (core/rand.c) */
 	struct droce_ctx_stats stats;
-	struct droce_qp **qps;        /* by index; QPN = index + DROCE_QPN_BASE */
+	struct droce_qp **qps;        /* by index; QPN's low qpn_bits = index + DROCE_QPN_BASE */
+	uint32_t *qp_gen;             /* per index: QPs created there so far (the tag's input) */
+	uint32_t qpn_low_mask;        /* the QPN bits that give the index (core/qp.c qpn_make) */
+	uint8_t qpn_bits;
 	uint32_t nqps;
 	uint32_t qp_hi;               /* one past the highest index ever used */
 	uint32_t qp_next;             /* create looks for a free index from here (rotating:

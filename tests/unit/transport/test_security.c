@@ -545,6 +545,36 @@ static void test_cnp_checked(void **state)
 	assert_int_equal(qp_stats(a).cnp_rcvd, 1);
 }
 
+/* A QPN is the table index in its low bits and a random tag above them
+ * (core/qp.c): a frame to the right index with the wrong tag, as from a
+ * host that guessed the index or a late packet for a QP destroyed before,
+ * finds no QP; it lands nowhere and is counted. */
+static void test_qpn_tag_checked(void **state)
+{
+	struct fx *f = *state;
+	struct droce_ctx *b = f->p.ctx[SIDE_B];
+	uint8_t *buf = malloc(4096);
+	memset(buf, 0xCC, 4096);
+	struct droce_mr *m = droce_reg_mr(b, buf, 4096, f->o.access);
+	assert_non_null(m);
+	uint32_t real = f->bqpn;
+	/* 1024 QPs: the index is the low 11 bits; flip one bit of the tag */
+	f->bqpn = real ^ (1u << 20);
+	uint64_t before = ctx_drops(&f->p, SIDE_B, "UNKNOWN_QPN");
+	inject(f, DROCE_OP_RC_RDMA_WRITE_ONLY, f->E, 64, (uintptr_t)buf, m->rkey, 64);
+	unsigned idx[8];
+	assert_int_equal(answers(f, 0, idx, 8), 0);
+	assert_int_equal(ctx_drops(&f->p, SIDE_B, "UNKNOWN_QPN"), before + 1);
+	expect_fill(buf, 0, 4096, 0xCC);
+	/* the same frame to the QP's own number lands */
+	f->bqpn = real;
+	inject(f, DROCE_OP_RC_RDMA_WRITE_ONLY, f->E, 64, (uintptr_t)buf, m->rkey, 64);
+	assert_int_equal(answers(f, 0, idx, 8), 1);
+	assert_memory_equal(buf, f->payload, 64);
+	assert_int_equal(droce_dereg_mr(m), 0);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -564,6 +594,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_peer_vanishes_frames_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_peer_vanishes_link_refuses, setup_shallow, teardown),
 		cmocka_unit_test_setup_teardown(test_cnp_checked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_qpn_tag_checked, setup, teardown),
 	};
 	return droce_test_run("transport_security", tests, sizeof(tests) / sizeof(tests[0]));
 }
