@@ -101,6 +101,21 @@ struct droce_tp_sr {
 	uint16_t path_sport[DROCE_SR_PATHS];
 	uint8_t lost_path, lost_streak; /* the path of the last resend, resends in a row on it */
 	uint16_t path_gen;            /* re-draws so far (the next draw's input) */
+	/* sr-spray's time-based loss detection (RFC 8985's RACK, spray.c):
+	 * per PSN of the flight (the flight is capped at DROCE_SR_BITS, so
+	 * PSN p has slot p % DROCE_SR_BITS to itself) */
+	uint64_t tx_ts[DROCE_SR_BITS];    /* when PSN p was last sent */
+	uint64_t tx_again[DROCE_SR_WORDS]; /* p was sent more than once: its delivery is ambiguous */
+	uint64_t dl_seen[DROCE_SR_WORDS];  /* p's delivery was taken as a sample already */
+	uint32_t dl_una;              /* PSNs below it are sampled and their slots free */
+	uint64_t rack_ts;             /* send time of the most recently sent packet delivered */
+	uint64_t rack_rtt;            /* ... and its RTT */
+	uint8_t reo_mult;             /* reordering window = min RTT x reo_mult / 4 */
+	uint8_t reo_calm;             /* loss rounds since the window last grew */
+	uint64_t path_wait[DROCE_SR_PATHS]; /* send time of the oldest packet on path i
+					   not known delivered (0: none out) */
+	uint64_t path_sent[DROCE_SR_PATHS]; /* last send on path i */
+	uint64_t path_rtt[DROCE_SR_PATHS];  /* path i's smoothed RTT (0: no sample) */
 };
 
 /** The transport's per-QP state. droce_tp_reset() puts all of it back. */

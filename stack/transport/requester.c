@@ -319,7 +319,7 @@ enum droce_tx_result droce_req_tx(struct droce_qp *qp, uint64_t now, unsigned qu
 		h.bth.ack_req = last || qp->tp.pkts_since_ackreq + 1 >= DROCE_DEFAULT_ACK_REQ_EVERY;
 
 		if (qp->transport == DROCE_TRANSPORT_SR_SPRAY)
-			h.net.sport = droce_sr_sport(qp, h.bth.psn); /* spraying (sr.c) */
+			h.net.sport = droce_sr_sport(qp, h.bth.psn, now); /* spraying (spray.c) */
 		int rc = droce_tp_xmit(qp, &h, seg, nseg, now);
 		if (rc == -ENOBUFS)
 			return DROCE_TX_BUSY;

@@ -3,6 +3,8 @@
  * per-path signal that moves a path (spray.h). */
 #include "transport/spray.h"
 
+#include "wire/psn.h"
+
 _Static_assert(DROCE_SR_PATHS == DROCE_SPRAY_PATHS, "one path count");
 /* Resends in a row on one path that move it to a new source port. */
 #define PATH_MOVE_STREAK 3u
@@ -20,6 +22,8 @@ static uint16_t path_draw(const struct droce_qp *qp, unsigned i, unsigned gen)
 	return (uint16_t)(0xC000u | (h & 0x3FFFu));
 }
 
+static void path_move(struct droce_qp *qp, unsigned i);
+
 void droce_sr_rts(struct droce_qp *qp)
 {
 	struct droce_tp *t = &qp->tp;
@@ -28,14 +32,10 @@ void droce_sr_rts(struct droce_qp *qp)
 		qp->stats.spray_sport[i] = t->sr.path_sport[i];
 	}
 	t->sr.lost_streak = 0;
+	t->sr.dl_una = t->sr.tx_base;
+	t->sr.reo_mult = 1;
 }
 
-uint16_t droce_sr_sport(struct droce_qp *qp, uint32_t psn)
-{
-	unsigned i = psn % DROCE_SR_PATHS;
-	qp->stats.spray_pkts[i]++;
-	return qp->tp.sr.path_sport[i];
-}
 
 /* The per-path signal: a resend counts against the path its PSN took.
  * Resends come in PSN order, so a dead or overfull path (every packet on
@@ -55,9 +55,170 @@ void droce_spray_resent(struct droce_qp *qp, uint32_t psn)
 	}
 	if (t->sr.lost_streak >= PATH_MOVE_STREAK) {
 		t->sr.lost_streak = 0;
-		t->sr.path_gen++;
-		t->sr.path_sport[i] = path_draw(qp, i, t->sr.path_gen);
-		qp->stats.spray_sport[i] = t->sr.path_sport[i];
-		qp->stats.spray_moves++;
+		path_move(qp, i);
+	}
+}
+
+/* ------------------------------------------- time-based loss detection -- */
+
+#define SLOT(psn) ((psn) % DROCE_SR_BITS)
+
+static bool bit(const uint64_t *m, uint32_t psn)
+{
+	return (m[SLOT(psn) / 64u] >> (SLOT(psn) % 64u)) & 1u;
+}
+
+static void bit_put(uint64_t *m, uint32_t psn, bool v)
+{
+	uint64_t b = 1ull << (SLOT(psn) % 64u);
+	m[SLOT(psn) / 64u] = v ? m[SLOT(psn) / 64u] | b : m[SLOT(psn) / 64u] & ~b;
+}
+
+static bool is_sacked(const struct droce_tp *t, uint32_t psn)
+{
+	int32_t off = droce_psn_diff(psn, t->sr.tx_base);
+	return off >= 0 && (uint32_t)off < DROCE_SR_BITS &&
+	       (t->sr.tx_map[(uint32_t)off / 64u] >> ((uint32_t)off % 64u)) & 1u;
+}
+
+static void path_move(struct droce_qp *qp, unsigned i)
+{
+	struct droce_tp *t = &qp->tp;
+	t->sr.path_gen++;
+	t->sr.path_sport[i] = path_draw(qp, i, t->sr.path_gen);
+	qp->stats.spray_sport[i] = t->sr.path_sport[i];
+	qp->stats.spray_moves++;
+	t->sr.path_wait[i] = 0;
+	t->sr.path_rtt[i] = 0; /* a new ECMP choice: its delay is unknown */
+}
+
+/* PSN p (sent at ts[p]) is known delivered at @p now: a sample. */
+static void delivered(struct droce_qp *qp, uint32_t psn, uint64_t now)
+{
+	struct droce_tp *t = &qp->tp;
+	uint64_t ts = t->sr.tx_ts[SLOT(psn)];
+	if (!ts || now < ts)
+		return;
+	uint64_t rtt = now - ts;
+	uint64_t min = qp->rtt.min_ns;
+	if (bit(t->sr.tx_again, psn)) {
+		/* Delivered sooner after its resend than any round trip takes:
+		 * the first copy arrived, the resend was spurious and the
+		 * reordering window too small (RFC 8985 6.2 grows it on DSACK;
+		 * droce has none, the timing says it). */
+		if (min && rtt < min / 2) {
+			if (t->sr.reo_mult < 16)
+				t->sr.reo_mult++;
+			t->sr.reo_calm = 0;
+			return;
+		}
+		if (min && rtt < min)
+			return; /* ambiguous: no sample */
+	} else {
+		unsigned i = psn % DROCE_SR_PATHS;
+		t->sr.path_rtt[i] = t->sr.path_rtt[i] ? (7 * t->sr.path_rtt[i] + rtt) / 8 : rtt;
+		/* Everything sent on path i before ts is delivered or lost; what
+		 * is still out on it was sent after. */
+		if (t->sr.path_wait[i] && t->sr.path_wait[i] <= ts)
+			t->sr.path_wait[i] = t->sr.path_sent[i] > ts ? ts + 1 : 0;
+	}
+	if (ts > t->sr.rack_ts) {
+		t->sr.rack_ts = ts;
+		t->sr.rack_rtt = rtt;
+	}
+}
+
+uint16_t droce_sr_sport(struct droce_qp *qp, uint32_t psn, uint64_t now)
+{
+	struct droce_tp *t = &qp->tp;
+	unsigned i = psn % DROCE_SR_PATHS;
+	qp->stats.spray_pkts[i]++;
+	if (now == 0)
+		now = 1; /* 0 means "no send time" in the ring */
+	bit_put(t->sr.tx_again, psn, droce_psn_diff(psn, t->snd_max) < 0);
+	if (droce_psn_diff(psn, t->snd_max) >= 0)
+		bit_put(t->sr.dl_seen, psn, false);
+	t->sr.tx_ts[SLOT(psn)] = now;
+	t->sr.path_sent[i] = now;
+	if (!t->sr.path_wait[i])
+		t->sr.path_wait[i] = now;
+	return t->sr.path_sport[i];
+}
+
+uint32_t droce_spray_lost_end(struct droce_qp *qp, bool stuck, uint64_t now)
+{
+	struct droce_tp *t = &qp->tp;
+	/* The cumulative ACK delivered everything below una_psn, the SACK the
+	 * bits: each newly delivered PSN is one sample. */
+	uint32_t p = t->sr.dl_una;
+	if (droce_psn_diff(t->una_psn, p) > (int32_t)DROCE_SR_BITS)
+		p = droce_psn_add(t->una_psn, DROCE_PSN_MASK + 1u - DROCE_SR_BITS);
+	for (; droce_psn_diff(p, t->una_psn) < 0; p = droce_psn_add(p, 1)) {
+		if (!bit(t->sr.dl_seen, p))
+			delivered(qp, p, now);
+		bit_put(t->sr.dl_seen, p, false);
+	}
+	t->sr.dl_una = t->una_psn;
+	for (p = t->una_psn; droce_psn_diff(p, t->sr.peer_hi) < 0; p = droce_psn_add(p, 1)) {
+		if (is_sacked(t, p) && !bit(t->sr.dl_seen, p)) {
+			bit_put(t->sr.dl_seen, p, true);
+			delivered(qp, p, now);
+		}
+	}
+
+	/* A dead path (a failed link, a black hole): nothing sent on it has
+	 * been delivered for a few RTTs while packets sent later on other
+	 * paths were. It moves to a new source port at once, not after its
+	 * resends make a streak. */
+	uint64_t rtt = t->sr.rack_rtt > qp->rtt.min_ns ? t->sr.rack_rtt : qp->rtt.min_ns;
+	for (unsigned i = 0; rtt && i < DROCE_SR_PATHS; i++) {
+		uint64_t w = t->sr.path_wait[i];
+		if (w && w < t->sr.rack_ts && now > w + 4 * rtt)
+			path_move(qp, i);
+	}
+
+	/* RFC 8985 6.2: a packet is lost when one sent after it was delivered
+	 * and it has been out for longer than that one's RTT plus the
+	 * reordering window (a quarter of the min RTT to start: paths of
+	 * different delay reorder by their delay difference, not by a PSN
+	 * count). First sends go out in PSN order, so from resent_to on the
+	 * lost PSNs are a prefix of the holes. */
+	uint64_t reo = qp->rtt.min_ns * (t->sr.reo_mult ? t->sr.reo_mult : 1u) / 4u;
+	if (qp->rtt.srtt_ns && reo > qp->rtt.srtt_ns)
+		reo = qp->rtt.srtt_ns; /* RFC 8985 6.2: at most the smoothed RTT */
+	if (stuck)
+		reo = 0;
+	/* A resend lost again (its path dead, or full) is found the same
+	 * way, by its resend's time: the next round starts from it, not after
+	 * an ACK timeout. Resends go out in PSN order too. */
+	if (!t->sr.round) {
+		for (p = t->una_psn; droce_psn_diff(p, t->sr.resent_to) < 0; p = droce_psn_add(p, 1)) {
+			if (is_sacked(t, p))
+				continue;
+			uint64_t ts = t->sr.tx_ts[SLOT(p)];
+			if (ts && ts <= t->sr.rack_ts && now >= ts + t->sr.rack_rtt + reo)
+				t->sr.resent_to = p;
+			break;
+		}
+	}
+	for (p = t->sr.resent_to; droce_psn_diff(p, t->sr.peer_hi) < 0; p = droce_psn_add(p, 1)) {
+		if (is_sacked(t, p))
+			continue;
+		uint64_t ts = t->sr.tx_ts[SLOT(p)];
+		if (!ts || ts > t->sr.rack_ts || now < ts + t->sr.rack_rtt + reo)
+			break;
+	}
+	return p;
+}
+
+void droce_spray_round(struct droce_qp *qp)
+{
+	/* RFC 8985 6.2: the window shrinks back after 16 recoveries with no
+	 * spurious resend. */
+	struct droce_tp *t = &qp->tp;
+	if (++t->sr.reo_calm >= 16) {
+		t->sr.reo_calm = 0;
+		if (t->sr.reo_mult > 1)
+			t->sr.reo_mult--;
 	}
 }

@@ -225,9 +225,15 @@ void droce_sr_on_sack(struct droce_qp *qp, uint32_t ack_psn, const struct droce_
 	 * retransmit), or only the ACK timeout would repair it. */
 	bool stuck = t->sq_new == qp->sq_tail ||
 		     (uint32_t)droce_psn_diff(t->snd_max, t->una_psn) >= droce_sr_flight(qp);
-	uint32_t lost_end = stuck ? t->sr.peer_hi
-				  : droce_psn_add(t->sr.peer_hi,
-						  DROCE_PSN_MASK + 1u - DROCE_DEFAULT_SR_DUPTHRESH);
+	uint32_t lost_end;
+	if (qp->transport == DROCE_TRANSPORT_SR_SPRAY && qp->rtt.min_ns)
+		/* Sprayed paths of different delay reorder by their delay
+		 * difference, whatever the PSN count: loss by time (spray.c). */
+		lost_end = droce_spray_lost_end(qp, stuck, now);
+	else
+		lost_end = stuck ? t->sr.peer_hi
+				 : droce_psn_add(t->sr.peer_hi,
+						 DROCE_PSN_MASK + 1u - DROCE_DEFAULT_SR_DUPTHRESH);
 	if (droce_psn_diff(lost_end, t->sr.resent_to) <= 0)
 		return;
 	uint32_t p = t->sr.resent_to;
@@ -243,6 +249,8 @@ void droce_sr_on_sack(struct droce_qp *qp, uint32_t ack_psn, const struct droce_
 		return;
 	}
 	qp->stats.sr_rounds++;
+	if (qp->transport == DROCE_TRANSPORT_SR_SPRAY)
+		droce_spray_round(qp);
 	qp->cc->on_loss(&qp->ccs, false, now);
 	if (droce_psn_diff(t->cur_psn, p) < 0 && droce_psn_diff(t->cur_psn, t->snd_max) < 0) {
 		/* A go-back is already resending from before the hole. */
