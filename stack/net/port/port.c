@@ -22,6 +22,7 @@
 
 #include "net/diag/capture.h"
 #include "net/link/tx_fold.h"
+#include "net/port/port_guard.h"
 #include "wire/bytes.h"
 #include "wire/hdr.h"
 #include "wire/icrc.h"
@@ -162,6 +163,17 @@ static bool pmd_copies_tx(const char *driver)
 	return strcmp(driver, "net_memif") == 0;
 }
 
+/*
+ * PMDs whose shared memory another thread unmaps while the poll thread
+ * may be inside a burst: DPDK 22.11's memif, on its EAL interrupt thread,
+ * when the peer's control connection ends. Their bursts run
+ * fault-contained (port_guard.c).
+ */
+static bool pmd_unmaps_under_burst(const char *driver)
+{
+	return strcmp(driver, "net_memif") == 0;
+}
+
 static int check_conf(const struct droce_port_conf *c)
 {
 	if (c == NULL || c->nb_queues == 0 || c->burst == 0 || c->rx_desc == 0 ||
@@ -290,6 +302,12 @@ int droce_port_open_queues(const struct droce_port_conf *conf, struct droce_port
 			"droce: port %u (%s) refused MTU %u; using %u (RoCE path MTU <= %u)\n",
 			pid, di.driver_name, want_mtu, mtu, roce_mtu_for(frame_max));
 	}
+	bool guard = pmd_unmaps_under_burst(di.driver_name);
+	if (guard) {
+		rc = droce_port_guard_init();
+		if (rc != 0)
+			return rc;
+	}
 	uint16_t rx_desc = conf->rx_desc, tx_desc = conf->tx_desc;
 	rte_eth_dev_adjust_nb_rx_tx_desc(pid, &rx_desc, &tx_desc);
 	int socket = rte_eth_dev_socket_id(pid);
@@ -330,6 +348,7 @@ int droce_port_open_queues(const struct droce_port_conf *conf, struct droce_port
 			(conf->force_zero_copy || !pmd_copies_tx(di.driver_name));
 		p->seg_max = di.tx_desc_lim.nb_mtu_seg_max;
 		p->iova_va = rte_eal_iova_mode() == RTE_IOVA_VA;
+		p->guard = guard;
 		p->rx_ip_csum = rx_csum;
 		p->tx_ip_csum = tx_csum;
 		p->ip_version = conf->ip_version;

@@ -123,6 +123,10 @@ struct droce_port_stats {
 	uint64_t tx_inline_segs;   /**< payload segments copied for being short */
 	uint64_t tx_nobufs;        /**< tx() refused: batch full and the PMD busy, or no mbufs */
 	uint64_t tx_too_long;      /**< frames over frame_max (or too many segments): dropped */
+	uint64_t tx_faulted;       /**< TX bursts cut short by the PMD's regions unmapped under
+				        them (a memif peer gone mid-burst; port_guard.c) */
+	uint64_t tx_abandoned;     /**< ... the frames of those bursts, forgotten (not freed) */
+	uint64_t rx_faulted;       /**< RX bursts cut short the same way */
 	uint64_t tx_ctrl;          /**< ARP and ICMP frames sent */
 	uint64_t tx_loopback;      /**< frames to our own MAC and IP, handed to our RX (never on the link) */
 	uint64_t start_retries;    /**< rte_eth_dev_start() attempts before the one that worked */

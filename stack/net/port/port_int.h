@@ -60,6 +60,7 @@ struct droce_port {
 	bool zc, multi_seg, tx_ip_csum, rx_ip_csum;
 	uint16_t seg_max;               /* PMD limit on segments per frame; 0 = none */
 	bool iova_va;                   /* IOVA == VA: attach without a lookup */
+	bool guard;                     /* bursts fault-contained (memif: port_guard.c) */
 	uint8_t mac[6];
 	uint8_t ip_version, ip[16];
 
@@ -95,6 +96,8 @@ void droce_port_zc_shinfo_init(struct rte_mempool *mp, void *arg, void *obj, uns
 
 /* port_rxtx.c: extern buffers the PMD still holds (the pool's occupancy). */
 uint64_t droce_port_zc_held(const struct droce_port *p);
+/* port_rxtx.c: the PMD's RX burst (fault-contained on a guarded port). */
+uint16_t droce_port_rx_pmd(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n);
 /* port_rxtx.c: send the TX batch now. */
 void droce_port_batch_send(struct droce_port *p);
 /* port_rxtx.c: send one control frame (ARP, ICMP) built in @p frame. */

@@ -21,6 +21,7 @@
 
 #include "net/diag/capture.h"
 #include "net/link/tx_fold.h"
+#include "net/port/port_guard.h"
 #include "wire/bytes.h"
 #include "wire/hdr.h"
 #include "wire/icrc.h"
@@ -61,12 +62,41 @@ void droce_port_zc_shinfo_init(struct rte_mempool *mp, void *arg, void *obj, uns
 	z->sh.fcb_opaque = NULL;
 }
 
+uint16_t droce_port_rx_pmd(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	if (!p->guard)
+		return rte_eth_rx_burst(p->port_id, p->queue, pkts, n);
+	int r = droce_port_guard_rx(p->port_id, p->queue, pkts, n);
+	if (likely(r >= 0))
+		return (uint16_t)r;
+	/* Cut short as in droce_port_batch_send: the mbufs the PMD had
+	 * taken for this burst are forgotten. */
+	p->st.rx_faulted++;
+	return 0;
+}
+
 void droce_port_batch_send(struct droce_port *p)
 {
 	if (p->n_batch == 0)
 		return;
-	uint16_t sent = rte_eth_tx_burst(p->port_id, p->queue, p->batch, (uint16_t)p->n_batch);
+	uint16_t sent;
 	p->st.tx_bursts++;
+	if (p->guard) {
+		int r = droce_port_guard_tx(p->port_id, p->queue, p->batch, (uint16_t)p->n_batch);
+		if (unlikely(r < 0)) {
+			/* The peer went away while the PMD copied the batch into
+			 * its ring: which of the mbufs it freed is unknown, so
+			 * none is freed here (port_guard.c). The link is down;
+			 * the engine's timers see the frames as lost. */
+			p->st.tx_faulted++;
+			p->st.tx_abandoned += p->n_batch;
+			p->n_batch = 0;
+			return;
+		}
+		sent = (uint16_t)r;
+	} else {
+		sent = rte_eth_tx_burst(p->port_id, p->queue, p->batch, (uint16_t)p->n_batch);
+	}
 	if (sent < p->n_batch)
 		memmove(p->batch, p->batch + sent, (p->n_batch - sent) * sizeof(p->batch[0]));
 	p->n_batch -= sent;
@@ -464,7 +494,7 @@ static unsigned port_rx_burst(void *link, struct droce_rx_frame *f, unsigned n, 
 		return k;
 	struct rte_mbuf *pkts[n];
 	uint64_t ctrl0 = p->st.tx_ctrl;
-	uint16_t got = rte_eth_rx_burst(p->port_id, p->queue, pkts, (uint16_t)(n - k));
+	uint16_t got = droce_port_rx_pmd(p, pkts, (uint16_t)(n - k));
 	for (uint16_t i = 0; i < got; i++) {
 		k += take(p, pkts[i], &f[k], k, now);
 	}
@@ -526,7 +556,7 @@ int droce_port_resolve(struct droce_port *p, const uint8_t ip[4], uint8_t mac[6]
 	 * the reply on the ring until the poll has taken the frames. */
 	struct rte_mbuf *pkts[STASH_MAX];
 	uint16_t room = (uint16_t)(STASH_MAX - p->n_stash);
-	uint16_t got = room ? rte_eth_rx_burst(p->port_id, p->queue, pkts, room) : 0;
+	uint16_t got = room ? droce_port_rx_pmd(p, pkts, room) : 0;
 	for (uint16_t i = 0; i < got; i++) {
 		const uint8_t *b = rx_bytes(p, pkts[i], p->ctrl_buf);
 		if (rx_one(p, pkts[i], b, now)) {
