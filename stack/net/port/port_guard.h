@@ -2,7 +2,7 @@
 /*
  * Fault-contained bursts for PMDs whose shared memory another thread may
  * unmap under the poll thread: DPDK 22.11's memif (see port_guard.c and
- * docs/architecture.md, "A memif peer that vanishes mid-burst").
+ * docs/architecture.md, "A memif peer that vanishes mid-burst", under "The link boundary").
  * Nothing outside stack/net/port includes it.
  */
 #ifndef DROCE_NET_PORT_PORT_GUARD_H
