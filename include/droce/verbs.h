@@ -645,6 +645,8 @@ struct droce_qp_stats {
 	uint64_t sack_sent, sack_rcvd; /**< ACKs carrying the SACK block */
 	uint64_t sr_rounds;         /**< requester: resend rounds a SACK started */
 	uint64_t sr_skipped;        /**< requester: PSNs not resent because SACKed */
+	uint64_t sack_bad_bits;     /**< requester: SACK bits for PSNs it never sent: refused */
+	uint64_t sack_reneged;      /**< requester: SACK scoreboards forgotten on an ACK timeout */
 	/* sr-spray: per path (UDP source port, ECMP entropy, IBTA A17.5.1.1) */
 	uint64_t spray_pkts[DROCE_SPRAY_PATHS];   /**< packets sent on path i */
 	uint64_t spray_resent[DROCE_SPRAY_PATHS]; /**< ... of them sent again (lost, or late) */

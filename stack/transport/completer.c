@@ -179,6 +179,8 @@ void droce_comp_timeout(struct droce_qp *qp, uint64_t now)
 	droce_rtt_on_timeout(&qp->rtt); /* RFC 6298 5.5 back-off */
 	qp->cc->on_loss(&qp->ccs, true, now);
 	qp->tp.gap_retry = false;
+	if (qp->transport)
+		droce_sr_renege(qp);
 	went_back_to(qp, qp->tp.una_psn);
 	droce_req_rewind(qp, qp->tp.una_psn);
 	droce_tmr_rewound(qp, now);

@@ -200,6 +200,8 @@ enum droce_tx_result droce_req_tx(struct droce_qp *qp, uint64_t now, unsigned qu
 					continue;
 				}
 			} else {
+				if (droce_psn_diff(qp->tp.cur_psn, qp->tp.snd_max) >= 0)
+					droce_sr_tx_new(qp);
 				uint32_t fl = (uint32_t)droce_psn_diff(qp->tp.snd_max, qp->tp.una_psn);
 				if (fl && fl >= droce_sr_flight(qp))
 					return DROCE_TX_IDLE; /* the completer kicks us on the next ACK */

@@ -202,11 +202,19 @@ void droce_sr_on_sack(struct droce_qp *qp, uint32_t ack_psn, const struct droce_
 	struct droce_tp *t = &qp->tp;
 	qp->stats.sack_rcvd++;
 	tx_sync(t);
-	/* Bits only ever say "placed": an old SACK is stale, never wrong. */
+	/* Bits only ever say "placed": an old SACK is stale, never wrong. A bit
+	 * for a PSN not yet sent is a lie (or a peer's bug): kept, it would
+	 * mark that PSN placed before it ever left, and its loss would go
+	 * unrepaired. Only [una, snd_max) is taken; the rest is counted. */
 	uint32_t first = droce_psn_add(ack_psn, 1);
+	int32_t sent = droce_psn_diff(t->snd_max, first); /* bits below this are PSNs sent */
 	for (uint32_t w = 0; w < DROCE_SACK_BITS / 64u; w++) {
 		for (uint64_t m = s->map[w]; m; m &= m - 1) {
 			uint32_t i = w * 64u + (uint32_t)__builtin_ctzll(m);
+			if ((int32_t)i >= sent) {
+				qp->stats.sack_bad_bits++;
+				continue;
+			}
 			int32_t off = droce_psn_diff(droce_psn_add(first, i), t->sr.tx_base);
 			if (off >= 0)
 				map_set(t->sr.tx_map, (uint32_t)off);
@@ -260,6 +268,15 @@ void droce_sr_on_sack(struct droce_qp *qp, uint32_t ack_psn, const struct droce_
 	t->sr.resend_end = lost_end;
 	droce_req_rewind(qp, p);
 	droce_tmr_rewound(qp, now);
+}
+
+void droce_sr_renege(struct droce_qp *qp)
+{
+	struct droce_tp *t = &qp->tp;
+	for (unsigned w = 0; w < DROCE_SR_WORDS; w++)
+		t->sr.tx_map[w] = 0;
+	t->sr.peer_hi = t->una_psn;
+	qp->stats.sack_reneged++;
 }
 
 void droce_sr_go_back(struct droce_qp *qp, uint32_t psn)

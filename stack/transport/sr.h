@@ -53,6 +53,18 @@ bool droce_sr_resp_sack(struct droce_qp *qp, uint32_t ack_psn, uint8_t out[DROCE
 /* ---- requester ---- */
 /** A SACK block came with the ACK for @p ack_psn (after the ACK itself was taken). */
 void droce_sr_on_sack(struct droce_qp *qp, uint32_t ack_psn, const struct droce_sack *s, uint64_t now);
+/** The requester is at the first PSN never sent: a resend round, which
+ * only covers PSNs sent before, is over (one whose last hole was the last
+ * PSN sent never met its end in droce_sr_tx_check). */
+static inline void droce_sr_tx_new(struct droce_qp *qp)
+{
+	qp->tp.sr.round = false;
+}
+/** The ACK timer expired: forget every SACK (RFC 2018 section 8, RFC 6675
+ * section 5.1: the timeout may mean the responder did not keep what it
+ * SACKed; droce's never drops what it placed, a lying or restarted peer
+ * might, and without this each timeout would repair one PSN). */
+void droce_sr_renege(struct droce_qp *qp);
 /** A go-back to @p psn (timeout, NAK, RNR, READ response gap): resend every
  * PSN not SACKed, and @p psn whatever the SACKs said. */
 void droce_sr_go_back(struct droce_qp *qp, uint32_t psn);

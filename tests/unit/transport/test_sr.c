@@ -12,6 +12,11 @@
  *     WQE completed once and in order, resends counted;
  *   - a QP that did not agree (GBN) sends IBTA's FIRST/MIDDLE/LAST and a
  *     sequence NAK, and drops an ACK that carries a SACK block;
+ *   - a resend round ends at the last PSN sent (the next loss is repaired
+ *     on its SACK);
+ *   - a SACK is not trusted: bits past what was sent are refused and
+ *     counted, and an ACK timeout forgets the scoreboard (a peer that SACKed
+ *     what it did not keep costs a timeout, not the QP);
  *   - droce_qp_set_transport()'s checks and the mode names.
  */
 #include <errno.h>
@@ -377,6 +382,116 @@ static void test_gbn_drops_sack(void **state)
 	pair_fini(&f.p);
 }
 
+/* Inject, as if B sent it, an ACK for @p ack_psn with a SACK block whose
+ * bits @p lo..@p hi (bit i: PSN ack_psn + 1 + i) say "placed". */
+static void inject_sack(struct fx *f, uint32_t ack_psn, uint32_t hi_psn, unsigned lo, unsigned hi)
+{
+	struct droce_hdrs h;
+	pair_hdrs(&f->p, SIDE_B, &h, DROCE_OP_RC_ACKNOWLEDGE, f->c.qpn[SIDE_A], ack_psn);
+	h.ext.aeth.syndrome = 0x1F;
+	struct droce_sack s = {.hi_psn = hi_psn};
+	for (unsigned i = lo; i <= hi; i++)
+		s.map[i / 64u] |= 1ull << (i % 64u);
+	uint8_t blk[DROCE_SACK_LEN];
+	droce_sack_build(blk, &s);
+	h.payload_len = DROCE_SACK_LEN;
+	assert_int_equal(pair_inject(&f->p, SIDE_B, &h, blk), 0);
+}
+
+/* WRITE 2: 16 KB behind the 8 KB of WRITE 1 (PSNs P + 8 .. P + 23), P + 10
+ * lost once; every byte of both checked against pattern @p key. */
+static void second_write_lost(struct fx *f, uint64_t key)
+{
+	pair_rule(&f->p, A_TO_B, DROCE_IMPAIR_DROP, -1, PSN(f->P + 10), 1);
+	assert_int_equal(post_rdma(f->c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, 2, f->amr, 8192, 16384,
+				   (uint64_t)(uintptr_t)f->b + 8192, f->bmr->rkey,
+				   DROCE_SEND_SIGNALED, 0), 0);
+	wait_ok(f, f->c.scq[SIDE_A], 2, NULL);
+	assert_int_equal(check_pattern(f->b, 24 * 1024, key), -1);
+}
+
+/* A resend round whose last hole is the last PSN sent ends there: the next
+ * message's loss starts a round of its own, on its SACK, with no timeout. */
+static void test_sr_round_ends_at_snd_max(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, DROCE_TRANSPORT_SR, NULL, NULL);
+	fill_pattern(f.a, 24 * 1024, 5);
+	pair_rule(&f.p, A_TO_B, DROCE_IMPAIR_DROP, -1, PSN(f.P + 5), 1);
+	assert_int_equal(post_rdma(f.c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, 1, f.amr, 0, 8192,
+				   (uint64_t)(uintptr_t)f.b, f.bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	wait_ok(&f, f.c.scq[SIDE_A], 1, NULL);
+	pair_run(&f.p, 1000000);
+	second_write_lost(&f, 5);
+	struct droce_qp_stats sa = qp_stats(f.c.qp[SIDE_A]);
+	assert_int_equal(sa.sr_rounds, 2);
+	assert_int_equal(sa.retrans_timeout, 0);
+	pair_fini(&f.p);
+}
+
+/* A SACK is the peer's word, not the truth: bits for PSNs never sent are
+ * refused and counted (they would make the requester skip those PSNs when
+ * it sends them, and the QP stall until its retries ran out). */
+static void test_sr_sack_past_sent_refused(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, DROCE_TRANSPORT_SR, NULL, NULL);
+	fill_pattern(f.a, 24 * 1024, 3);
+	assert_int_equal(post_rdma(f.c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, 1, f.amr, 0, 8192,
+				   (uint64_t)(uintptr_t)f.b, f.bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	pair_rule(&f.p, A_TO_B, DROCE_IMPAIR_DROP, -1, PSN(f.P + 7), 1);
+	pair_run(&f.p, 1000000); /* the last packet lost: B has ACKed up to P + 6 */
+	struct droce_qp_stats s0 = qp_stats(f.c.qp[SIDE_A]);
+	assert_int_equal(s0.psn_una, PSN(f.P + 7));
+	assert_int_equal(s0.psn_next, PSN(f.P + 8));
+	/* "B" says it placed P + 8 .. P + 40, none of which A has sent */
+	inject_sack(&f, PSN(f.P + 6), PSN(f.P + 41), 1, 33);
+	pair_step(&f.p);
+	struct droce_qp_stats s1 = qp_stats(f.c.qp[SIDE_A]);
+	assert_int_equal(s1.sack_rcvd, s0.sack_rcvd + 1);
+	wait_ok(&f, f.c.scq[SIDE_A], 1, NULL); /* P + 7 resent at once */
+	/* a WRITE over those PSNs, one of them lost: the SACK that follows
+	 * resends it, no timeout (a forged bit would have marked it placed) */
+	second_write_lost(&f, 3);
+	struct droce_qp_stats s2 = qp_stats(f.c.qp[SIDE_A]);
+	if (s2.retrans_timeout)
+		rec_dump(&f.p, 0);
+	assert_int_equal(s2.retrans_timeout, 0);
+	assert_int_equal(s1.sack_bad_bits, 33);
+	pair_fini(&f.p);
+}
+
+/* An ACK timeout forgets the SACK scoreboard (RFC 2018 section 8, RFC 6675
+ * section 5.1): a peer that SACKed what it did not keep (it lied, or lost
+ * its state) costs one timeout, not the QP. */
+static void test_sr_timeout_reneges(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, DROCE_TRANSPORT_SR, NULL, NULL);
+	uint32_t len = 16 * 1024;
+	fill_pattern(f.a, len, 9);
+	for (unsigned k = 5; k <= 10; k++)
+		pair_rule(&f.p, A_TO_B, DROCE_IMPAIR_DROP, -1, PSN(f.P + k), 1);
+	assert_int_equal(post_rdma(f.c.qp[SIDE_A], DROCE_WR_RDMA_WRITE, 1, f.amr, 0, len,
+				   (uint64_t)(uintptr_t)f.b, f.bmr->rkey, DROCE_SEND_SIGNALED, 0), 0);
+	for (unsigned i = 0; i < 64 && qp_stats(f.c.qp[SIDE_A]).psn_next != PSN(f.P + 16); i++)
+		pair_step(&f.p); /* no time passes: nothing reached B yet */
+	assert_int_equal(qp_stats(f.c.qp[SIDE_A]).psn_next, PSN(f.P + 16));
+	/* ahead of B's own answer: "P + 0..4 in order, 6..15 placed" (6..10 a lie) */
+	inject_sack(&f, PSN(f.P + 4), PSN(f.P + 16), 1, 10);
+	wait_ok(&f, f.c.scq[SIDE_A], 1, NULL);
+	assert_int_equal(check_pattern(f.b, len, 9), -1);
+	struct droce_qp_stats sa = qp_stats(f.c.qp[SIDE_A]);
+	/* one timeout, then everything from una again (one PSN per timeout
+	 * if only the PSN timed out were forgotten) */
+	assert_int_equal(sa.retrans_timeout, 1);
+	assert_int_equal(sa.sack_reneged, 1);
+	pair_fini(&f.p);
+}
+
 static void test_set_transport(void **state)
 {
 	(void)state;
@@ -405,6 +520,9 @@ int main(void)
 		cmocka_unit_test(test_sr_imm_ahead_rnr),
 		cmocka_unit_test(test_spray_paths),
 		cmocka_unit_test(test_gbn_drops_sack),
+		cmocka_unit_test(test_sr_round_ends_at_snd_max),
+		cmocka_unit_test(test_sr_sack_past_sent_refused),
+		cmocka_unit_test(test_sr_timeout_reneges),
 		cmocka_unit_test(test_set_transport),
 	};
 	return droce_test_run("transport_sr", tests, sizeof(tests) / sizeof(tests[0]));
