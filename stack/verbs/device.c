@@ -228,7 +228,7 @@ DV_EXPORT int ibv_query_device(struct ibv_context *ic, struct ibv_device_attr *a
 	a->max_mr_size = UINT64_MAX;
 	a->page_size_cap = 0xfffff000u;
 	/* No IEEE OUI: the value rxe reports (0xFFFFFF) rather than 0, which
-	 * programs read as "no device" (issue 18 item 8). */
+	 * programs read as "no device". */
 	a->vendor_id = DV_VENDOR_ID;
 	a->vendor_part_id = 0;
 	a->hw_ver = 0;

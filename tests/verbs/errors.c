@@ -193,7 +193,7 @@ static void bad_calls(struct side *s)
 	      "reg_mr(unknown access flag): NULL, EINVAL (%s)", strerror(errno));
 	errno = 0;
 	CHECK(!ibv_create_cq(s->ctx, 0, NULL, NULL, 0) && errno == EINVAL, "create_cq(0 entries): NULL, EINVAL");
-	/* rdma-core's codes and attributes (issue 18 item 8). */
+	/* rdma-core's codes and attributes. */
 	errno = 0;
 	int rr = ibv_rereg_mr(s->mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, IBV_ACCESS_LOCAL_WRITE);
 	CHECK(rr < 0 && errno == EOPNOTSUPP, "rereg_mr: negative, EOPNOTSUPP (%d, %s)", rr, strerror(errno));
