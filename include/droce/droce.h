@@ -13,5 +13,6 @@
 #include <droce/comm.h>
 #include <droce/poll.h>
 #include <droce/cm.h>
+#include <droce/trace.h>
 
 #endif

@@ -167,6 +167,42 @@ int droce_ctx_get_stats(const struct droce_ctx *ctx, struct droce_ctx_stats *out
 	return 0;
 }
 
+int droce_ctx_get_stage_stats(const struct droce_ctx *ctx, struct droce_stage_stats *out)
+{
+	if (!ctx || !out)
+		return -EINVAL;
+#ifdef DROCE_STAGE_TRACE
+	*out = ctx->stage.s;
+	return 0;
+#else
+	return -ENOTSUP;
+#endif
+}
+
+int droce_ctx_reset_stage_stats(struct droce_ctx *ctx)
+{
+	if (!ctx)
+		return -EINVAL;
+#ifdef DROCE_STAGE_TRACE
+	memset(&ctx->stage.s, 0, sizeof(ctx->stage.s));
+	return 0;
+#else
+	return -ENOTSUP;
+#endif
+}
+
+const char *droce_stage_name(enum droce_stage s)
+{
+	static const char *const names[DROCE_STAGE_COUNT] = {
+		[DROCE_STAGE_CALLER] = "caller",   [DROCE_STAGE_LINK_RX] = "link_rx",
+		[DROCE_STAGE_RX_REQ] = "rx_req",   [DROCE_STAGE_RX_RESP] = "rx_resp",
+		[DROCE_STAGE_TIMERS] = "timers",   [DROCE_STAGE_BUILD] = "build",
+		[DROCE_STAGE_ACK] = "ack",         [DROCE_STAGE_LINK_TX] = "link_tx",
+		[DROCE_STAGE_IDLE] = "idle",
+	};
+	return (unsigned)s < DROCE_STAGE_COUNT ? names[s] : NULL;
+}
+
 void droce_qp_kick_list(struct droce_qp *qp)
 {
 	struct droce_ctx *ctx = qp->ctx;
@@ -273,6 +309,8 @@ static struct droce_qp *rx_one(struct droce_ctx *ctx, const struct droce_rx_fram
 		ctx->stats.drop[droce_drop_of_parse(r)]++;
 		return NULL;
 	}
+	DROCE_STAGE_ENTER(&ctx->stage, (pkt.op->flags & DROCE_OPF_RESP) ? DROCE_STAGE_RX_RESP
+									  : DROCE_STAGE_RX_REQ);
 	enum droce_l3 kind = pkt.h.net.rocev1 ? DROCE_L3_GRH
 			     : pkt.h.net.ip_version == 4 ? DROCE_L3_IPV4 : DROCE_L3_IPV6;
 	if (!dst_ip_ok(ctx, &pkt)) {
@@ -363,6 +401,7 @@ unsigned droce_ctx_poll(struct droce_ctx *ctx, uint64_t now)
 			ctx->link_paused_at = now;
 		ctx->link_paused_ns = p;
 	}
+	DROCE_STAGE_ENTER(&ctx->stage, DROCE_STAGE_LINK_RX);
 	unsigned nrx = ops->rx_burst(ctx->link.priv, ctx->rxf, ctx->p.burst, now);
 
 	/* A QP's deadline is folded once per run of its frames in the burst,
@@ -380,13 +419,16 @@ unsigned droce_ctx_poll(struct droce_ctx *ctx, uint64_t now)
 		droce_ctx_timer_fold(ctx, fold);
 	if (nrx) {
 		ctx->stats.rx_frames += nrx;
+		DROCE_STAGE_ENTER(&ctx->stage, DROCE_STAGE_LINK_RX);
 		if (ops->rx_release)
 			ops->rx_release(ctx->link.priv, ctx->rxf, nrx);
 	}
 
+	DROCE_STAGE_ENTER(&ctx->stage, DROCE_STAGE_TIMERS);
 	run_timers(ctx, now);
 	unsigned nsvc = ctx->svc.poll ? ctx->svc.poll(ctx->svc.arg, now) : 0;
 
+	DROCE_STAGE_ENTER(&ctx->stage, DROCE_STAGE_BUILD);
 	unsigned budget = 2 * ctx->p.burst, ntx = 0;
 	while (ctx->ready_head && ntx < budget) {
 		struct droce_qp *qp = ctx->ready_head;
@@ -420,8 +462,10 @@ unsigned droce_ctx_poll(struct droce_ctx *ctx, uint64_t now)
 				break; /* no progress possible now: next poll */
 		}
 	}
+	DROCE_STAGE_ENTER(&ctx->stage, DROCE_STAGE_LINK_TX);
 	if (ops->tx_flush)
 		ops->tx_flush(ctx->link.priv, now);
+	DROCE_STAGE_POLL_END(&ctx->stage, nrx + ntx + nsvc);
 	return nrx + ntx + nsvc;
 }
 

@@ -12,6 +12,7 @@
 
 #include <droce/droce.h>
 
+#include "model/stage.h"
 #include "model/drop.h"
 #include "model/pd.h"
 #include "model/qp.h"
@@ -72,6 +73,7 @@ struct droce_ctx {
 	struct droce_event ev[DROCE_EVENT_RING];
 	uint32_t ev_head, ev_count;
 	uint64_t ev_lost;             /* raised while the ring was full */
+	struct droce_stage_acc stage; /* the poll-stage trace (model/stage.h; read only when built in) */
 };
 
 

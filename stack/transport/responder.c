@@ -820,7 +820,10 @@ static int send_aeth(struct droce_qp *qp, uint8_t syndrome, uint32_t psn, uint32
 	h.ext.aeth.syndrome = syndrome;
 	h.ext.aeth.msn = msn;
 	h.payload_len = 0;
-	if (droce_tp_xmit(qp, &h, NULL, 0, now) == -ENOBUFS)
+	uint8_t was = DROCE_STAGE_ENTER(&qp->ctx->stage, DROCE_STAGE_ACK);
+	int rc = droce_tp_xmit(qp, &h, NULL, 0, now);
+	DROCE_STAGE_BACK(&qp->ctx->stage, was);
+	if (rc == -ENOBUFS)
 		return -ENOBUFS;
 	uint8_t type = syndrome & DROCE_AETH_TYPE_MASK;
 	uint8_t val = syndrome & DROCE_AETH_VALUE_MASK;
@@ -846,7 +849,10 @@ static int send_ack(struct droce_qp *qp, uint64_t now)
 	h.bth.psn = qp->tp.pend_ack_psn;
 	h.ext.aeth.syndrome = DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID;
 	h.ext.aeth.msn = qp->tp.msn;
-	if (droce_tp_xmit_tail(qp, &h, sack, sizeof(sack), now) == -ENOBUFS)
+	uint8_t was = DROCE_STAGE_ENTER(&qp->ctx->stage, DROCE_STAGE_ACK);
+	int rc = droce_tp_xmit_tail(qp, &h, sack, sizeof(sack), now);
+	DROCE_STAGE_BACK(&qp->ctx->stage, was);
+	if (rc == -ENOBUFS)
 		return -ENOBUFS;
 	qp->stats.acks_sent++;
 	return 0;
