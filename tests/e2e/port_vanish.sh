@@ -54,7 +54,7 @@ for r in $(seq 1 "$rounds"); do
   line=$(grep -h "^send:" "$work/send.out")
   echo "round $r: sender exit $rc ${line:+($line)}; $(grep -h '^sink:' "$work/sink.out")"
   case $line in *"faulted tx 0 "*"rx 0") ;; *"faulted"*) contained=$((contained + 1)) ;; esac
-  if [ -n "$tel" ]; then
+  if [ -n "$tel" ] && [ $rc = 0 ]; then # (a crash is counted below)
     want=$(sed -n 's/.*faulted tx \([0-9]*\) (\([0-9]*\) frames abandoned) rx \([0-9]*\).*/\1 \2 \3/p' <<<"$line")
     echo "  /droce/port: tx_faulted tx_abandoned rx_faulted $tel"
     if [ "$tel" != "$want" ]; then
