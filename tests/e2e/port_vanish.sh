@@ -16,12 +16,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/droce-vanish-XXXXXX)
 spid= cpid=
 pfx=droce-vanish-$$
-trap 'kill -9 $spid $cpid 2>/dev/null; rm -rf "$work" /var/run/dpdk/$pfx-*' EXIT
+trap 'kill -9 $spid $cpid 2>/dev/null; rm -rf "$work" /var/run/dpdk/$pfx' EXIT
 tool=$(command -v dpdk-telemetry.py) || tool=
 [ -n "$tool" ] || echo "note: dpdk-telemetry.py not found (Debian package dpdk): /droce/port not read"
 # the sender's counters on its telemetry socket -> "tx_faulted tx_abandoned rx_faulted"
 read_port() {
-  echo /droce/port | timeout 10 /usr/bin/python3 "$tool" -f "$pfx-$r" >"$work/tel.out" 2>&1
+  echo /droce/port | timeout 10 /usr/bin/python3 "$tool" -f "$pfx" >"$work/tel.out" 2>&1
   tail -n 1 "$work/tel.out" | /usr/bin/python3 -c 'import json, sys
 try:
     p = json.loads(sys.stdin.read())["/droce/port"]
@@ -37,8 +37,10 @@ for r in $(seq 1 "$rounds"); do
   spid=$!
   wait_ready $spid "$work/sink.out" "^port_vanish: port [0-9]+ up" "$sock" ||
     { cat "$work/sink.out"; exit 1; }
-  # a runtime directory per round: no socket of the last one's in its way
-  timeout 30 "$prog" --file-prefix "$pfx-$r" -- --memif "client,socket=$sock" --ip 10.97.0.2 \
+  # emptied first: the background job truncates it only once it runs, and
+  # the last round's "telemetry: up" must not be taken for this one's
+  : >"$work/send.out"
+  timeout 30 "$prog" --file-prefix "$pfx" -- --memif "client,socket=$sock" --ip 10.97.0.2 \
     --send 10.97.0.1 --seconds 20 --linger "$work/read$r" >"$work/send.out" 2>&1 &
   cpid=$!
   tel=
