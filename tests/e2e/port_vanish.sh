@@ -56,13 +56,13 @@ for r in $(seq 1 "$rounds"); do
   line=$(grep -h "^send:" "$work/send.out")
   echo "round $r: sender exit $rc ${line:+($line)}; $(grep -h '^sink:' "$work/sink.out")"
   case $line in *"faulted tx 0 "*"rx 0") ;; *"faulted"*) contained=$((contained + 1)) ;; esac
-  if [ -n "$tel" ] && [ $rc = 0 ]; then # (a crash is counted below)
+  if [ -n "$tool" ] && [ $rc = 0 ]; then # (a crash is counted below)
     want=$(sed -n 's/.*faulted tx \([0-9]*\) (\([0-9]*\) frames abandoned) rx \([0-9]*\).*/\1 \2 \3/p' <<<"$line")
-    echo "  /droce/port: tx_faulted tx_abandoned rx_faulted $tel"
+    echo "  /droce/port: tx_faulted tx_abandoned rx_faulted ${tel:-(not read: no \"telemetry: up\")}"
     if [ "$tel" != "$want" ]; then
       tel_bad=$((tel_bad + 1))
       echo "  /droce/port does not show the sender's counters ($want); the tool said:"
-      sed "s/^/    /" "$work/tel.out"
+      [ -z "$tel" ] || sed "s/^/    /" "$work/tel.out"
     elif [ "$tel" != "0 0 0" ]; then
       tel_moved=$((tel_moved + 1))
     fi
@@ -77,8 +77,6 @@ done
 echo "$crashed of $rounds rounds crashed the sender, $failed failed otherwise; in $contained the port contained a fault"
 [ -z "$tool" ] || echo "/droce/port showed the fault counters moved in $tel_moved rounds, wrong in $tel_bad"
 [ $tel_bad = 0 ] || { echo "FAIL: /droce/port did not show the port's fault counters"; exit 1; }
-[ -z "$tool" ] || [ $tel_moved = $contained ] ||
-  { echo "FAIL: /droce/port stayed at zero in a round where the port contained a fault"; exit 1; }
 [ $crashed = 0 ] || { echo "FAIL: the sender died (SIGSEGV/SIGBUS) when its memif peer vanished"; exit 1; }
 [ $failed = 0 ] || { echo "FAIL: a round did not end as it should (see above)"; exit 1; }
 echo "PASS: the sender survived its memif peer vanishing mid-burst $rounds times"
