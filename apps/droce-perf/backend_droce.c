@@ -398,6 +398,13 @@ static void d_counters(const struct perf *p, struct perf_counters *c)
 		c->imp_corrupted = is.corrupted;
 	}
 	c->has_loop = b->poller && !droce_poller_get_stats(b->poller, &c->loop);
+	struct droce_port_stats ps;
+	c->has_port = b->port && !droce_port_get_stats(b->port, &ps);
+	if (c->has_port) {
+		c->port_tx_faulted = ps.tx_faulted;
+		c->port_tx_abandoned = ps.tx_abandoned;
+		c->port_rx_faulted = ps.rx_faulted;
+	}
 	c->tsc_hz = p->tsc_hz;
 	struct droce_ctx_stats cs;
 	if (b->ctx && !droce_ctx_get_stats(b->ctx, &cs)) {
@@ -421,12 +428,15 @@ static void d_print_port(const struct perf *p)
 	if (!b || !b->port || droce_port_get_stats(b->port, &s))
 		return;
 	printf(" Port: rx %llu frames (RoCE %llu, not ours %llu, other %llu), tx %llu frames "
-	       "(zero-copy %llu, copied %llu), tx busy %llu, zc attached/released %llu/%llu\n",
+	       "(zero-copy %llu, copied %llu), tx busy %llu, zc attached/released %llu/%llu, "
+	       "bursts cut short by the peer's unmap tx %llu (%llu frames) rx %llu\n",
 	       (unsigned long long)s.rx_frames, (unsigned long long)s.rx_roce,
 	       (unsigned long long)s.rx_not_ours, (unsigned long long)s.rx_other,
 	       (unsigned long long)s.tx_frames, (unsigned long long)s.tx_zc_frames,
 	       (unsigned long long)s.tx_copied_frames, (unsigned long long)s.tx_nobufs,
-	       (unsigned long long)s.zc_attached, (unsigned long long)s.zc_released);
+	       (unsigned long long)s.zc_attached, (unsigned long long)s.zc_released,
+	       (unsigned long long)s.tx_faulted, (unsigned long long)s.tx_abandoned,
+	       (unsigned long long)s.rx_faulted);
 }
 
 static void d_close(struct perf *p)

@@ -133,6 +133,10 @@ int report_json(const char *path, enum perf_test test, const struct bw_result *b
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", c->drop[i].reason,
 			(unsigned long long)c->drop[i].count);
 	fputs("}", f);
+	if (c->has_port)
+		fprintf(f, ", \"port\": {\"tx_faulted\": %llu, \"tx_abandoned\": %llu, \"rx_faulted\": %llu}",
+			(unsigned long long)c->port_tx_faulted, (unsigned long long)c->port_tx_abandoned,
+			(unsigned long long)c->port_rx_faulted);
 	if (c->impaired)
 		fprintf(f, ", \"impair\": {\"frames\": %llu, \"dropped\": %llu, \"reordered\": %llu, "
 			"\"duplicated\": %llu, \"corrupted\": %llu}",

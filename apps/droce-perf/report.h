@@ -71,6 +71,10 @@ struct perf_counters {
 	bool has_loop;
 	struct droce_poller_stats loop;
 	uint64_t tsc_hz;
+	/* The DPDK port (droce backend): bursts a memif peer's vanishing cut
+	 * short (its regions unmapped under them), the frames of those. */
+	bool has_port;
+	uint64_t port_tx_faulted, port_tx_abandoned, port_rx_faulted;
 };
 
 struct perf_qp_path {

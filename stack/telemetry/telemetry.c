@@ -258,6 +258,11 @@ static int body_port(const struct snap *s, const char *name, const char *rest, s
 	rte_tel_data_add_dict_u64(d, "tx_zc_frames", st->tx_zc_frames);
 	rte_tel_data_add_dict_u64(d, "tx_nobufs", st->tx_nobufs);
 	rte_tel_data_add_dict_u64(d, "tx_ctrl", st->tx_ctrl);
+	/* bursts cut short by a memif peer's regions unmapped under them
+	 * (stack/net/port/port_guard.c), and the frames forgotten with them */
+	rte_tel_data_add_dict_u64(d, "tx_faulted", st->tx_faulted);
+	rte_tel_data_add_dict_u64(d, "tx_abandoned", st->tx_abandoned);
+	rte_tel_data_add_dict_u64(d, "rx_faulted", st->rx_faulted);
 	return 0;
 }
 

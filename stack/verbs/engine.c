@@ -356,10 +356,11 @@ static void print_drops(const struct dv_context *c)
 	if (droce_ctx_get_stats(c->dctx, &cs) || droce_port_get_stats(c->port, &ps))
 		return;
 	fprintf(stderr, "droce: context: rx %llu, tx %llu frames, tx busy %llu; port: tx refused %llu, "
-		"looped back %llu",
+		"looped back %llu, bursts cut short by the peer's unmap tx %llu (%llu frames) rx %llu",
 		(unsigned long long)cs.rx_frames, (unsigned long long)cs.tx_frames,
 		(unsigned long long)cs.tx_busy, (unsigned long long)ps.tx_nobufs,
-		(unsigned long long)ps.tx_loopback);
+		(unsigned long long)ps.tx_loopback, (unsigned long long)ps.tx_faulted,
+		(unsigned long long)ps.tx_abandoned, (unsigned long long)ps.rx_faulted);
 	for (unsigned i = 0; i < DROCE_DROP_REASON_MAX; i++) {
 		const char *name = droce_drop_reason_name(i);
 		if (!name)

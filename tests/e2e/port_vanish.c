@@ -12,12 +12,17 @@
  *
  *   port_vanish [EAL args --] --memif ROLE --ip ADDR
  *               (--send PEER_IP | --sink) [--ms DRAIN_MS] [--seconds S]
+ *               [--linger FILE]
  *
  * --sink: drains DRAIN_MS after the first frame, then shuts the control
  *         connection (the memif socket's connected end) and stops polling.
  * --send: 4 KB RoCE frames as fast as the port takes them until its link
  *         has been down for half a second. Exit 0 when it got there (it
  *         did not crash) and its link went down.
+ * --linger: the sender then puts its port on DPDK's telemetry socket
+ *         (/droce/port, under a context made for it and never polled),
+ *         says "telemetry: up" and waits until FILE exists (at most 10 s),
+ *         so that the script reads the counters as an operator would.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -34,9 +39,12 @@
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 
+#include <droce/ctx.h>
+
 #include "net/port/eal.h"
 #include "net/port/port.h"
 #include "wire/build.h"
+#include "telemetry/telemetry.h"
 #include "wire/icrc.h"
 
 static uint64_t now_ns(void)
@@ -49,7 +57,7 @@ static uint64_t now_ns(void)
 static void usage(void)
 {
 	fprintf(stderr, "usage: port_vanish [EAL args --] --memif ROLE --ip ADDR "
-			"(--send PEER_IP | --sink) [--ms DRAIN_MS] [--seconds S]\n");
+			"(--send PEER_IP | --sink) [--ms DRAIN_MS] [--seconds S] [--linger FILE]\n");
 	exit(2);
 }
 
@@ -76,6 +84,37 @@ static int shut_control(const char *path)
 	return n;
 }
 
+/* The port's counters on the telemetry socket until @p done exists (the
+ * handle's first snapshot is taken when it opens: the counters as they
+ * are now, the link down and the sender stopped). */
+static int on_telemetry(struct droce_port *port, struct droce_link link,
+			const struct droce_port_conf *pc, const uint8_t mac[6], const char *done)
+{
+	struct droce_ctx_params cp;
+	droce_ctx_params_init(&cp);
+	cp.ip_version = 4;
+	memcpy(cp.ip, pc->ip, 4);
+	memcpy(cp.mac, mac, 6);
+	cp.link = link;
+	cp.seed = 1;
+	struct droce_ctx *ctx = droce_ctx_create(&cp);
+	struct droce_telemetry *t = ctx ? droce_telemetry_open(ctx, port, "vanish") : NULL;
+	if (t == NULL) {
+		fprintf(stderr, "port_vanish: telemetry: %s\n", strerror(errno));
+		if (ctx)
+			droce_ctx_destroy(ctx);
+		return -1;
+	}
+	printf("telemetry: up\n");
+	fflush(stdout);
+	struct timespec nap = {0, 20000000};
+	for (unsigned i = 0; i < 500 && access(done, F_OK) != 0; i++)
+		nanosleep(&nap, NULL);
+	droce_telemetry_close(t);
+	droce_ctx_destroy(ctx);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int split = 0;
@@ -84,7 +123,7 @@ int main(int argc, char **argv)
 			split = i;
 	struct droce_eal_opts eo;
 	memset(&eo, 0, sizeof(eo));
-	const char *ip = NULL, *peer = NULL;
+	const char *ip = NULL, *peer = NULL, *linger = NULL;
 	bool sink = false;
 	unsigned drain_ms = 200;
 	double seconds = 20;
@@ -107,6 +146,8 @@ int main(int argc, char **argv)
 			drain_ms = (unsigned)atoi(v);
 		else if (strcmp(a, "--seconds") == 0)
 			seconds = atof(v);
+		else if (strcmp(a, "--linger") == 0)
+			linger = v;
 		else
 			usage();
 	}
@@ -219,6 +260,9 @@ int main(int argc, char **argv)
 	       sent, down_at ? "went down" : "stayed up", (unsigned long)st.tx_bursts,
 	       (unsigned long)st.tx_nobufs, (unsigned long)st.tx_faulted,
 	       (unsigned long)st.tx_abandoned, (unsigned long)st.rx_faulted);
+	fflush(stdout);
+	if (linger != NULL && on_telemetry(port, link, &pc, info.mac, linger) != 0)
+		return 1;
 	droce_port_close(port);
 	return down_at != 0 ? 0 : 1;
 }

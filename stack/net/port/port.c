@@ -174,6 +174,18 @@ static bool pmd_unmaps_under_burst(const char *driver)
 	return strcmp(driver, "net_memif") == 0;
 }
 
+/*
+ * DROCE_MEMIF_GUARD=off leaves such a port's bursts unguarded: only to
+ * measure what the guard costs (docs/benchmarks.md, "The memif burst
+ * guard"); a peer vanishing mid-burst can then crash the process again.
+ * Read once per port open, so the bursts pay nothing for the choice.
+ */
+static bool guard_wanted(const char *driver)
+{
+	const char *e = getenv("DROCE_MEMIF_GUARD");
+	return pmd_unmaps_under_burst(driver) && (e == NULL || strcmp(e, "off") != 0);
+}
+
 static int check_conf(const struct droce_port_conf *c)
 {
 	if (c == NULL || c->nb_queues == 0 || c->burst == 0 || c->rx_desc == 0 ||
@@ -302,7 +314,7 @@ int droce_port_open_queues(const struct droce_port_conf *conf, struct droce_port
 			"droce: port %u (%s) refused MTU %u; using %u (RoCE path MTU <= %u)\n",
 			pid, di.driver_name, want_mtu, mtu, roce_mtu_for(frame_max));
 	}
-	bool guard = pmd_unmaps_under_burst(di.driver_name);
+	bool guard = guard_wanted(di.driver_name);
 	if (guard) {
 		rc = droce_port_guard_init();
 		if (rc != 0)
