@@ -107,6 +107,12 @@ struct dv_backend;
 #define DV_COMM_CHANNELS 1024u
 #define DV_COMM_DEPTH 1024u
 #define DV_COMM_MAX_INLINE 256u
+/** Inline bounce slots per channel: twice the ring, so that the slot a
+ *  post writes while the ring is full (it waits for room, backend_comm.c)
+ *  is never the oldest queued command's. */
+#define DV_COMM_BOUNCE (2u * DV_COMM_DEPTH)
+/** Longest a post waits for ring room before it returns ENOMEM. */
+#define DV_COMM_POST_WAIT_NS 1000000000ull
 
 /** One comm-core channel as the verbs use it (backend_comm.c's). */
 struct dv_chan {
@@ -114,7 +120,7 @@ struct dv_chan {
 	atomic_int plock;           /**< producer side (posts) */
 	atomic_int clock;           /**< consumer side (polls, event scans) */
 	uint32_t produced;          /**< commands pushed: picks the bounce slot */
-	uint8_t *bounce;            /**< DV_COMM_DEPTH inline slots */
+	uint8_t *bounce;            /**< DV_COMM_BOUNCE inline slots */
 	bool used;                  /**< bound to a live CQ */
 };
 
