@@ -59,6 +59,9 @@ struct droce_port;
 /** Shared receive queues (srq.c): how many, WQEs each (droce's SRQ ring). */
 #define DV_MAX_SRQ 1024u
 #define DV_MAX_SRQ_WR 65535u
+/** Sends in a row, with no poll_cq between, that each run a poll of the
+ *  engine (backend_thread.c); later ones only queue their WR. */
+#define DV_POST_DRIVES 64u
 /** Asynchronous events held for ibv_get_async_event (async.c). */
 #define DV_ASYNC_DEPTH 256u
 /** How long modify_qp(RTR) waits for the peer's ARP answer. */
@@ -175,6 +178,7 @@ struct dv_context {
 	atomic_uint n_qps;          /**< the progress thread idles while 0 */
 	const struct dv_backend *be; /**< the execution model, chosen at open (backend.h) */
 	bool app_pinned;            /**< the opener runs on one CPU, the progress thread there too */
+	unsigned posts_unpolled;    /**< sends posted since the last poll_cq (thread model; lock held) */
 	bool have_thread;
 	pthread_t thread;
 	struct dv_pace pace;        /**< the progress thread's (pace.c); read after it ends */
