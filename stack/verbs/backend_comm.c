@@ -17,11 +17,24 @@
  *  - a WR the engine refuses comes back as a completion (comm.h), so the
  *    checks a caller expects synchronously are made here first: the opcode
  *    and flags, the QP state as last set by modify_qp, the SGE count;
+ *  - a full command ring is not a full send queue: ibv_post_send may
+ *    return ENOMEM only for the QP's own queue (max_send_wr), and a
+ *    program may post every QP's whole queue before it polls (perftest
+ *    -q 1024 -t 128: 131072 WRs on one send CQ, so one channel). A post
+ *    that finds the ring full waits for room; the comm core takes a
+ *    command only while the completion ring has a free slot (comm.c: a
+ *    refusal must have somewhere to go), so while it waits the post moves
+ *    that ring's completions into the CQ's stash, where poll_cq finds them
+ *    first. It gives up (ENOMEM) only when the stash is full too (more
+ *    completions outstanding than the CQ holds) or after
+ *    DV_COMM_POST_WAIT_NS;
  *  - inline data is copied at post time by verbs rules, but the engine
  *    copies it only when the comm core takes the command; so it is first
- *    copied into a per-channel bounce slot, slot i of a ring as deep as the
- *    command ring: slot i is rewritten only by the command that needs ring
- *    room freed by command i, i.e. after the engine took it;
+ *    copied into a per-channel bounce slot, slot i of a ring twice as deep
+ *    as the command ring: a post that writes slot i waits, at worst, for
+ *    the room command i - DV_COMM_DEPTH frees, and command i -
+ *    DV_COMM_BOUNCE, slot i's last user, was taken before that one could
+ *    enter the ring;
  *  - UD sends name an ibv_ah: the WR carries its droce handle, and
  *    destroy_ah goes through droce_comm_destroy_ah, which refuses a
  *    command naming it that still waits in a ring;
@@ -153,7 +166,7 @@ static int comm_cq_bind(struct dv_cq *cq)
 	if (i == c->n_chan) {
 		memset(ch, 0, sizeof(*ch));
 		ch->ch = droce_comm_chan(c->comm, i);
-		ch->bounce = malloc((size_t)DV_COMM_DEPTH * DV_COMM_MAX_INLINE);
+		ch->bounce = malloc((size_t)DV_COMM_BOUNCE * DV_COMM_MAX_INLINE);
 		if (!ch->ch || !ch->bounce) {
 			free(ch->bounce);
 			ch->bounce = NULL;
@@ -250,6 +263,36 @@ static int comm_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	return got;
 }
 
+/* A post found @p cq's command ring full (the file comment): free the
+ * completion slots the comm core needs to take commands, by moving the
+ * ring's completions into the stash (an armed CQ through its arm check,
+ * as poll_cq), and give the CPU to the comm core, which may share it.
+ * @p t0: when the wait began (0 before the first call).
+ * @return true to try again, false to give up (ENOMEM). */
+static bool make_room(struct dv_cq *cq, uint64_t *t0)
+{
+	struct dv_context *c = cq->c;
+	uint64_t now = dv_now(c);
+	if (!*t0)
+		*t0 = now;
+	else if (now - *t0 > DV_COMM_POST_WAIT_NS)
+		return false;
+	if (cq->armed) {
+		dv_lock(c);
+		dv_armed_check(cq);
+		dv_unlock(c);
+	} else {
+		comm_pull(cq);
+	}
+	spin_lock(&cq->cc->clock);
+	bool full = cq->stash_n == cq->stash_cap;
+	spin_unlock(&cq->cc->clock);
+	if (full)
+		return false;
+	sched_yield();
+	return true;
+}
+
 static bool can_post(enum ibv_qp_state s)
 {
 	/* IBTA 10.8.1 as droce applies it (stack/core/qp.c): RTS, SQD, and
@@ -281,7 +324,7 @@ static int comm_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ib
 				r = EINVAL;
 			} else {
 				uint8_t *slot = ch->bounce +
-						(size_t)(ch->produced & (DV_COMM_DEPTH - 1)) * DV_COMM_MAX_INLINE;
+						(size_t)(ch->produced & (DV_COMM_BOUNCE - 1)) * DV_COMM_MAX_INLINE;
 				uint32_t off = 0;
 				for (int i = 0; i < wr->num_sge; i++) {
 					memcpy(slot + off, (const void *)(uintptr_t)wr->sg_list[i].addr,
@@ -294,7 +337,11 @@ static int comm_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ib
 			}
 		}
 		if (!r) {
-			int e = droce_chan_post_send(ch->ch, qp->dqp, &d);
+			uint64_t t0 = 0;
+			int e;
+			while ((e = droce_chan_post_send(ch->ch, qp->dqp, &d)) == -EAGAIN &&
+			       make_room((struct dv_cq *)qp->ibqp.send_cq, &t0))
+				;
 			r = e == -EAGAIN ? ENOMEM : -e;
 		}
 		if (r) {
@@ -324,7 +371,11 @@ static int comm_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ib
 			struct droce_recv_wr d = {.wr_id = wr->wr_id,
 						  .sg_list = (struct droce_sge *)wr->sg_list,
 						  .num_sge = wr->num_sge};
-			int e = droce_chan_post_recv(ch->ch, qp->dqp, &d);
+			uint64_t t0 = 0;
+			int e;
+			while ((e = droce_chan_post_recv(ch->ch, qp->dqp, &d)) == -EAGAIN &&
+			       make_room((struct dv_cq *)qp->ibqp.recv_cq, &t0))
+				;
 			r = e == -EAGAIN ? ENOMEM : -e;
 		}
 		if (r) {

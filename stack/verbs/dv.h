@@ -59,6 +59,9 @@ struct droce_port;
 /** Shared receive queues (srq.c): how many, WQEs each (droce's SRQ ring). */
 #define DV_MAX_SRQ 1024u
 #define DV_MAX_SRQ_WR 65535u
+/** Sends in a row, with no poll_cq between, that each run a poll of the
+ *  engine (backend_thread.c); later ones only queue their WR. */
+#define DV_POST_DRIVES 64u
 /** Asynchronous events held for ibv_get_async_event (async.c). */
 #define DV_ASYNC_DEPTH 256u
 /** How long modify_qp(RTR) waits for the peer's ARP answer. */
@@ -107,6 +110,12 @@ struct dv_backend;
 #define DV_COMM_CHANNELS 1024u
 #define DV_COMM_DEPTH 1024u
 #define DV_COMM_MAX_INLINE 256u
+/** Inline bounce slots per channel: twice the ring, so that the slot a
+ *  post writes while the ring is full (it waits for room, backend_comm.c)
+ *  is never the oldest queued command's. */
+#define DV_COMM_BOUNCE (2u * DV_COMM_DEPTH)
+/** Longest a post waits for ring room before it returns ENOMEM. */
+#define DV_COMM_POST_WAIT_NS 1000000000ull
 
 /** One comm-core channel as the verbs use it (backend_comm.c's). */
 struct dv_chan {
@@ -114,7 +123,7 @@ struct dv_chan {
 	atomic_int plock;           /**< producer side (posts) */
 	atomic_int clock;           /**< consumer side (polls, event scans) */
 	uint32_t produced;          /**< commands pushed: picks the bounce slot */
-	uint8_t *bounce;            /**< DV_COMM_DEPTH inline slots */
+	uint8_t *bounce;            /**< DV_COMM_BOUNCE inline slots */
 	bool used;                  /**< bound to a live CQ */
 };
 
@@ -169,6 +178,7 @@ struct dv_context {
 	atomic_uint n_qps;          /**< the progress thread idles while 0 */
 	const struct dv_backend *be; /**< the execution model, chosen at open (backend.h) */
 	bool app_pinned;            /**< the opener runs on one CPU, the progress thread there too */
+	unsigned posts_unpolled;    /**< sends posted since the last poll_cq (thread model; lock held) */
 	bool have_thread;
 	pthread_t thread;
 	struct dv_pace pace;        /**< the progress thread's (pace.c); read after it ends */

@@ -23,6 +23,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "loop_env.h"
+
 #define SLOT 2048u      /* one SRQ WQE's buffer */
 #define N_WQE 8u        /* posted to the SRQ */
 #define LIMIT 4u        /* armed: fires once fewer are left */
@@ -161,17 +163,7 @@ static int wait_event(struct ibv_context *ctx, enum ibv_event_type type, struct 
 int main(int argc, char **argv)
 {
 	int comm = argc > 1 && !strcmp(argv[1], "comm");
-	/* A memif server of its own (DPDK's memif socket is abstract: no
-	 * file), unique per process. */
-	char port[128], cpu[24];
-	snprintf(port, sizeof(port), "memif:server,socket=/tmp/droce-verbs-srq-%d.sock", (int)getpid());
-	setenv("DROCE_PORT", port, 1);
-	setenv("DROCE_IP", "198.18.0.1", 1);
-	if (comm) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		snprintf(cpu, sizeof(cpu), "%ld", n > 1 ? n - 1 : 0);
-		setenv("DROCE_COMM_CORE", cpu, 1);
-	}
+	loop_env("srq", comm);
 	int n = 0;
 	struct ibv_device **list = ibv_get_device_list(&n);
 	if (!list || n != 1) {

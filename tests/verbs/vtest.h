@@ -73,6 +73,29 @@ __attribute__((unused)) static struct ibv_context *open_droce(void)
 	return ctx;
 }
 
+/* @p qp (RC, in RESET) to RTS towards @p peer on this same port (the same
+ * GID: the port turns the frames around); exits on failure. */
+__attribute__((unused)) static void rc_to_rts(struct ibv_qp *qp, uint32_t peer, const union ibv_gid *gid)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1,
+				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE};
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		die("RC INIT");
+	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+				 .dest_qp_num = peer, .rq_psn = 100, .max_dest_rd_atomic = 1,
+				 .min_rnr_timer = 12,
+				 .ah_attr = {.is_global = 1, .port_num = 1,
+					     .grh = {.dgid = *gid, .hop_limit = 64}}};
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+					  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		die("RC RTR");
+	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS, .sq_psn = 100, .timeout = 14,
+				 .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 1};
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+					  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
+		die("RC RTS");
+}
+
 /* fork() with a socketpair: the child gets *fd one end, the parent the
  * other. @return fork()'s value. */
 __attribute__((unused)) static pid_t fork_pair(int *fd)
