@@ -2,8 +2,9 @@
 /*
  * Packet spraying for an sr-spray QP (docs/transport.md "Selective repeat"):
  * request PSN p leaves on path p % DROCE_SR_PATHS, each path a UDP source
- * port (ECMP entropy, IBTA A17.5.1.1); a path whose packets keep being
- * resent is moved to a new source port.
+ * port (ECMP entropy, IBTA A17.5.1.1); loss by time (RFC 8985's RACK) from
+ * a per-PSN send-time ring, which also times the QP's RTT; a path whose
+ * packets are lost by time is moved to a new source port.
  */
 #ifndef DROCE_TRANSPORT_SPRAY_H
 #define DROCE_TRANSPORT_SPRAY_H
