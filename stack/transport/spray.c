@@ -198,6 +198,33 @@ uint16_t droce_sr_sport(struct droce_qp *qp, uint32_t psn, uint64_t now)
 	return t->sr.path_sport[i];
 }
 
+/* A path whose smoothed RTT is far above the fastest path's sits behind a
+ * long queue the others avoid (8 ports over a few spines rarely spread
+ * evenly): it moves, at most one path per smoothed RTT so that the new
+ * choice is measured before the next. */
+static void slow_path_move(struct droce_qp *qp, uint64_t now)
+{
+	struct droce_tp *t = &qp->tp;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	unsigned slow = 0;
+	if (!qp->rtt.srtt_ns || now < t->sr.slow_move_at + qp->rtt.srtt_ns)
+		return;
+	for (unsigned i = 0; i < DROCE_SR_PATHS; i++) {
+		uint64_t r = t->sr.path_rtt[i];
+		if (!r)
+			return; /* not every path measured */
+		lo = r < lo ? r : lo;
+		if (r > hi) {
+			hi = r;
+			slow = i;
+		}
+	}
+	if (hi > 2 * lo) {
+		t->sr.slow_move_at = now;
+		path_move(qp, slow);
+	}
+}
+
 /* The newest packet sent once among those just delivered, and its RTT. */
 struct sample {
 	uint64_t ts, rtt;
@@ -256,6 +283,7 @@ void droce_spray_on_sack(struct droce_qp *qp, uint64_t now)
 		if (w && w < t->sr.rack_ts && now > w + 4 * base)
 			path_move(qp, i);
 	}
+	slow_path_move(qp, now);
 }
 
 uint32_t droce_spray_lost_end(struct droce_qp *qp, bool stuck, uint64_t now)

@@ -12,7 +12,9 @@
  *     resent one never is (Karn), and a slot reused by a later PSN is not
  *     taken for the PSN it held before;
  *   - a path whose last two packets are lost by time moves to a new source
- *     port before its next packet leaves; one random loss moves nothing.
+ *     port before its next packet leaves; one random loss moves nothing;
+ *   - a path whose RTT is over twice the fastest path's moves, one path per
+ *     smoothed RTT at most.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -186,6 +188,32 @@ static void test_one_loss_no_move(void **state)
 	free(qp);
 }
 
+/* Path 5 behind a queue: twice and more the fastest path's RTT. */
+static void test_slow_path_moves(void **state)
+{
+	(void)state;
+	struct droce_qp *qp = qp_new();
+	uint64_t now = 100 * US;
+	for (unsigned i = 0; i < DROCE_SR_PATHS; i++)
+		qp->tp.sr.path_rtt[i] = RTT + i * 100;
+	qp->rtt.srtt_ns = RTT;
+	qp->tp.sr.path_rtt[5] = 2 * RTT; /* exactly twice: stays */
+	droce_spray_on_sack(qp, now);
+	assert_int_equal(qp->stats.spray_moves, 0);
+	uint16_t old = qp->tp.sr.path_sport[5];
+	qp->tp.sr.path_rtt[5] = 2 * RTT + 1;
+	droce_spray_on_sack(qp, now);
+	assert_int_equal(qp->stats.spray_moves, 1);
+	assert_int_not_equal(qp->tp.sr.path_sport[5], old);
+	/* Measured again, still slow: not before a smoothed RTT has passed. */
+	qp->tp.sr.path_rtt[5] = 3 * RTT;
+	droce_spray_on_sack(qp, now + RTT - 1);
+	assert_int_equal(qp->stats.spray_moves, 1);
+	droce_spray_on_sack(qp, now + RTT);
+	assert_int_equal(qp->stats.spray_moves, 2);
+	free(qp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -194,6 +222,7 @@ int main(void)
 		cmocka_unit_test(test_ring_slot_reused),
 		cmocka_unit_test(test_dead_path_moves_at_once),
 		cmocka_unit_test(test_one_loss_no_move),
+		cmocka_unit_test(test_slow_path_moves),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
