@@ -137,6 +137,16 @@ static uint64_t p99_of(const struct port *p, uint64_t buffer)
 	return buffer;
 }
 
+/* sr-spray's per-path counters as a JSON array body. */
+static const char *per_path(const uint64_t *v, char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = 0;
+	for (unsigned i = 0; i < DROCE_SPRAY_PATHS && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%llu", i ? ", " : "", (unsigned long long)v[i]);
+	return buf;
+}
+
 static void json_flows(struct sim *s, FILE *out, double *jain)
 {
 	double sum = 0, sq = 0;
@@ -151,6 +161,7 @@ static void json_flows(struct sim *s, FILE *out, double *jain)
 		double gbps = t && started ? (double)f->done_bytes * 8.0 / (double)t : 0.0;
 		uint64_t retrans = f->end ? f->retrans : 0;
 		struct droce_qp_stats qs;
+		char resent[DROCE_SPRAY_PATHS * 21];
 		droce_qp_get_stats(f->conn->sqp, &qs);
 		if (!f->end && started) {
 			struct droce_qp_stats st;
@@ -159,13 +170,17 @@ static void json_flows(struct sim *s, FILE *out, double *jain)
 		}
 		fprintf(out, "%s\n    {\"src\": %u, \"dst\": %u, \"bytes\": %llu, \"done_bytes\": %llu, "
 			"\"start_us\": %.3f, \"goodput_gbps\": %.4f, \"fct_us\": %.3f, \"retransmits\": %llu, "
-			"\"timeouts\": %llu, \"srtt_us\": %.3f, \"rto_us\": %.3f, \"window_bytes\": %llu}",
+			"\"timeouts\": %llu, \"srtt_us\": %.3f, \"min_rtt_us\": %.3f, \"rto_us\": %.3f, "
+			"\"window_bytes\": %llu, \"cc_rate_mbps\": %llu, \"sr_rounds\": %llu, "
+			"\"spray_moves\": %llu, \"spray_resent\": [%s]}",
 			i ? "," : "", f->src, f->dst, (unsigned long long)f->bytes,
 			(unsigned long long)f->done_bytes, (double)f->start / 1e3, gbps,
 			f->end ? (double)(f->end - f->start) / 1e3 : -1.0,
 			(unsigned long long)retrans, (unsigned long long)qs.retrans_timeout,
-			(double)qs.rtt_srtt_ns / 1e3, (double)qs.rto_ns / 1e3,
-			(unsigned long long)qs.window_bytes);
+			(double)qs.rtt_srtt_ns / 1e3, (double)qs.rtt_min_ns / 1e3, (double)qs.rto_ns / 1e3,
+			(unsigned long long)qs.window_bytes, (unsigned long long)qs.cc_rate_mbps,
+			(unsigned long long)qs.sr_rounds, (unsigned long long)qs.spray_moves,
+			per_path(qs.spray_resent, resent, sizeof(resent)));
 		if (!f->short_msg) {
 			sum += gbps;
 			sq += gbps * gbps;

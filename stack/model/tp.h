@@ -116,6 +116,8 @@ struct droce_tp_sr {
 					   not known delivered (0: none out) */
 	uint64_t path_sent[DROCE_SR_PATHS]; /* last send on path i */
 	uint64_t path_rtt[DROCE_SR_PATHS];  /* path i's smoothed RTT (0: no sample) */
+	uint64_t path_moved[DROCE_SR_PATHS]; /* packets sent on path i before this took its old port */
+	uint64_t slow_move_at;        /* when a path last moved for its RTT */
 };
 
 /** The transport's per-QP state. droce_tp_reset() puts all of it back. */

@@ -2,8 +2,9 @@
 /*
  * Packet spraying for an sr-spray QP (docs/transport.md "Selective repeat"):
  * request PSN p leaves on path p % DROCE_SR_PATHS, each path a UDP source
- * port (ECMP entropy, IBTA A17.5.1.1); a path whose packets keep being
- * resent is moved to a new source port.
+ * port (ECMP entropy, IBTA A17.5.1.1); loss by time (RFC 8985's RACK) from
+ * a per-PSN send-time ring, which also times the QP's RTT; a path whose
+ * packets are lost by time is moved to a new source port.
  */
 #ifndef DROCE_TRANSPORT_SPRAY_H
 #define DROCE_TRANSPORT_SPRAY_H
@@ -18,11 +19,17 @@ uint16_t droce_sr_sport(struct droce_qp *qp, uint32_t psn, uint64_t now);
 
 /**
  * sr-spray, a SACK was taken (una_psn and the SACKed bits are current):
- * take the newly delivered PSNs as RTT samples (per path and for the
- * reordering window), move a path that delivers nothing while the others
- * do, and @return one past the last PSN from sr.resent_to on that is SACKed
- * or lost by time (RFC 8985): sent before a packet that was delivered, and
- * out for longer than that packet's RTT plus the reordering window.
+ * take the newly delivered PSNs as RTT samples (per path, for RACK, and
+ * the newest sent once for the QP's RTT), and move a path that delivers
+ * nothing while the others do.
+ */
+void droce_spray_on_sack(struct droce_qp *qp, uint64_t now);
+
+/**
+ * sr-spray, after droce_spray_on_sack() (the QP has a min RTT): @return
+ * one past the last PSN from sr.resent_to on that is SACKed or lost by
+ * time (RFC 8985): sent before a packet that was delivered, and out for
+ * longer than that packet's RTT plus the reordering window.
  * @p stuck: nothing new can go out, so no later SACK may come: a hole below
  * the responder's highest PSN is then lost without the window.
  */

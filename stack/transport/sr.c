@@ -234,6 +234,8 @@ void droce_sr_on_sack(struct droce_qp *qp, uint32_t ack_psn, const struct droce_
 	bool stuck = t->sq_new == qp->sq_tail ||
 		     (uint32_t)droce_psn_diff(t->snd_max, t->una_psn) >= droce_sr_flight(qp);
 	uint32_t lost_end;
+	if (qp->transport == DROCE_TRANSPORT_SR_SPRAY)
+		droce_spray_on_sack(qp, now);
 	if (qp->transport == DROCE_TRANSPORT_SR_SPRAY && qp->rtt.min_ns)
 		/* Sprayed paths of different delay reorder by their delay
 		 * difference, whatever the PSN count: loss by time (spray.c). */

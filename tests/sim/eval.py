@@ -123,4 +123,5 @@ def main():
             print(f"| {name} | {k} | " + " | ".join(f"{v:.4g}" for v in vals) + " |")
 
 
-main()
+if __name__ == "__main__":
+    main()
