@@ -439,6 +439,19 @@ static void d_print_port(const struct perf *p)
 	       (unsigned long long)s.rx_faulted);
 }
 
+static void d_stage_mark(struct perf *p, bool start, uint64_t ops)
+{
+	struct droce_be *b = be(p);
+	if (!b || !b->ctx)
+		return;
+	if (start) {
+		p->have_stages = !droce_ctx_reset_stage_stats(b->ctx);
+		return;
+	}
+	if (p->have_stages && !droce_ctx_get_stage_stats(b->ctx, &p->stages))
+		p->stage_ops = ops;
+}
+
 static void d_close(struct perf *p)
 {
 	struct droce_be *b = be(p);
@@ -485,5 +498,6 @@ const struct perf_backend perf_backend_droce = {
 	.flush = d_flush,
 	.counters = d_counters,
 	.print_port = d_print_port,
+	.stage_mark = d_stage_mark,
 	.close = d_close,
 };

@@ -123,6 +123,7 @@ int perf_run_bw(struct perf *p, uint32_t size, struct bw_result *out)
 		refill[i] = i;
 	}
 	int ret = 0;
+	perf_stage_mark(p, true, 0);
 	t_start = win_start_t = last_progress = t_end = perf_now(p);
 	for (;;) {
 		uint64_t now = perf_now(p);
@@ -206,6 +207,7 @@ out:
 	free(refill);
 	if (ret)
 		return ret;
+	perf_stage_mark(p, false, total);
 	double ns = (double)(t_end - t_start + 1);
 	double avg = (double)total / ns; /* messages per ns */
 	if (peak < avg)

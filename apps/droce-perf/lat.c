@@ -159,6 +159,7 @@ int perf_run_lat(struct perf *p, uint32_t size, struct lat_result *out)
 
 	if (!s)
 		return -ENOMEM;
+	perf_stage_mark(p, true, 0);
 	for (i = 0; i < n && (!dur || perf_now(p) < t_end); i++) {
 		uint64_t t0 = perf_now(p);
 		switch (p->o.test) {
@@ -211,6 +212,7 @@ int perf_run_lat(struct perf *p, uint32_t size, struct lat_result *out)
 		}
 		s[i] = perf_now(p) - t0;
 	}
+	perf_stage_mark(p, false, i);
 	if (r == 1)
 		r = -ECONNRESET;
 	if (!r) {
@@ -233,11 +235,14 @@ int perf_serve_lat(struct perf *p, const uint32_t *sizes, unsigned n_sizes)
 	for (unsigned z = 0; z < n_sizes; z++) {
 		uint32_t size = sizes[z];
 		uint64_t n = p->o.duration > 0 ? UINT64_MAX : p->o.iters;
+		perf_stage_mark(p, true, 0);
 		for (uint64_t i = 0; i < n; i++) {
 			bool send = p->o.test == PERF_SEND_LAT;
 			r = wait_for(p, size, i, send, false);
-			if (r)
+			if (r) {
+				perf_stage_mark(p, false, i);
 				return r == 1 ? 0 : r;
+			}
 			verify(p, size, i);
 			if (send && (r = perf_lat_post_recv(p)))
 				return r;
@@ -245,6 +250,7 @@ int perf_serve_lat(struct perf *p, const uint32_t *sizes, unsigned n_sizes)
 			if ((r = post(p, send ? DROCE_WR_SEND : DROCE_WR_RDMA_WRITE, size)))
 				return r;
 		}
+		perf_stage_mark(p, false, n);
 	}
 	/* Wait for the client's "done" while our last pong completes. */
 	for (uint64_t turn = 1;; turn++) {

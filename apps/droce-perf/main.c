@@ -150,6 +150,7 @@ int main(int argc, char **argv)
 	report_paths(stdout, &c, 16);
 	report_loop(stdout, &c);
 	perf_print_port(&p);
+	perf_print_stages(&p);
 	printf(" Memory: peak resident %.1f MB, hugetlbfs %.1f MB: %.1f KB per QP (%u QPs)\n",
 	       c.mem_rss_peak / 1e6, c.mem_hugetlb / 1e6,
 	       (double)(c.mem_rss_peak + c.mem_hugetlb) / 1e3 / (c.mem_qps ? c.mem_qps : 1), c.mem_qps);

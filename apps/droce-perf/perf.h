@@ -73,6 +73,10 @@ struct perf_backend {
 	void (*counters)(const struct perf *p, struct perf_counters *c);
 	/** One line of device/port counters (may print nothing). */
 	void (*print_port)(const struct perf *p);
+	/** The measured part of a run starts (@p start) or ends after @p ops
+	 * operations: the poll-stage trace (include/droce/trace.h) is reset,
+	 * or read into p->stages. NULL: the backend has no such trace. */
+	void (*stage_mark)(struct perf *p, bool start, uint64_t ops);
 	/** Destroy everything open() and create_qp() made. Safe after a partial set-up. */
 	void (*close)(struct perf *p);
 };
@@ -99,6 +103,10 @@ struct perf {
 	 * two >= 2 x o.qps: a completion finds its QP in O(1) at any count. */
 	uint32_t *qp_map;
 	uint32_t qp_map_mask;
+	/* the poll-stage trace of the last measured run (stages.c) */
+	struct droce_stage_stats stages;
+	uint64_t stage_ops;        /* operations it covered (round trips, messages) */
+	bool have_stages;
 };
 
 /** The QP of ours with number @p qpn, NULL if none. */
@@ -123,6 +131,11 @@ void perf_teardown(struct perf *p);
 int perf_qp_map_build(struct perf *p);
 /** One line of port counters. */
 void perf_print_port(const struct perf *p);
+/** Mark the measured part of a run (stages.c): a no-op unless the backend
+ * has the poll-stage trace. */
+void perf_stage_mark(struct perf *p, bool start, uint64_t ops);
+/** The stage line, nanoseconds per operation (prints nothing without a trace). */
+void perf_print_stages(const struct perf *p);
 
 /** Sizes the run covers: -s, or 2..8M with -a. @return count written to @p sizes. */
 unsigned perf_sizes(const struct perf_opts *o, uint32_t *sizes, unsigned max);

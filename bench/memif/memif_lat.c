@@ -127,9 +127,18 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The client's round trip by stage (-t 1), the bare link's side of
+ * droce-perf's poll-stage trace (include/droce/trace.h): cycles building
+ * the frame (before the RTT's clock starts), in the TX burst, in RX bursts that brought frames (with their
+ * free), in RX bursts that found nothing. Off by default: each mark is a
+ * TSC read, which the plain figure should not carry. */
+enum { ST_BUILD, ST_TX, ST_RX, ST_IDLE, ST_N };
+static const char *const st_name[ST_N] = {"build", "link_tx", "link_rx", "idle"};
+
 static int client(uint16_t port, struct rte_mempool *mp, uint32_t iters, uint32_t warm,
-		  uint16_t len)
+		  uint16_t len, bool stages)
 {
+	uint64_t st[ST_N] = {0};
 	uint64_t *s = calloc(iters, sizeof(*s));
 	uint64_t hz = rte_get_tsc_hz();
 	struct rte_mbuf *b[32];
@@ -138,6 +147,9 @@ static int client(uint16_t port, struct rte_mempool *mp, uint32_t iters, uint32_
 	if (!s)
 		return 1;
 	for (uint32_t i = 0; i < warm + iters; i++) {
+		/* the frame is built before the clock starts (the RTT is the
+		 * link's); -t 1 times the build apart */
+		uint64_t tb = stages ? rte_get_tsc_cycles() : 0;
 		struct rte_mbuf *m = make(mp, i, len);
 		uint64_t t0 = rte_get_tsc_cycles(), resend = t0 + hz / 10;
 		if (!m || send1(port, m)) {
@@ -146,6 +158,11 @@ static int client(uint16_t port, struct rte_mempool *mp, uint32_t iters, uint32_
 			break;
 		}
 		bool got = false;
+		uint64_t mark = stages ? rte_get_tsc_cycles() : 0;
+		if (stages && i >= warm) {
+			st[ST_BUILD] += t0 - tb;
+			st[ST_TX] += mark - t0;
+		}
 		while (!got) {
 			uint16_t n = rte_eth_rx_burst(port, 0, b, 32);
 			uint64_t now = rte_get_tsc_cycles();
@@ -155,6 +172,12 @@ static int client(uint16_t port, struct rte_mempool *mp, uint32_t iters, uint32_
 			}
 			if (n)
 				rte_pktmbuf_free_bulk(b, n);
+			if (stages) {
+				uint64_t t = n ? rte_get_tsc_cycles() : now;
+				if (i >= warm)
+					st[n ? ST_RX : ST_IDLE] += t - mark;
+				mark = t;
+			}
 			if (got) {
 				if (i >= warm)
 					s[i - warm] = now - t0;
@@ -181,6 +204,12 @@ static int client(uint16_t port, struct rte_mempool *mp, uint32_t iters, uint32_
 	       "avg %.2f p99 %.2f\n",
 	       len, iters, s[0] * us, s[iters / 2] * us, sum / iters * us,
 	       s[(uint64_t)iters * 99 / 100] * us);
+	if (stages) {
+		printf("stages, client, ns per round trip:");
+		for (int k = 0; k < ST_N; k++)
+			printf(" %s %.1f", st_name[k], (double)st[k] * 1e9 / (double)hz / iters);
+		printf("\n");
+	}
 out:
 	for (int k = 0; k < 3; k++) {
 		struct rte_mbuf *m = make(mp, SEQ_DONE, len);
@@ -195,13 +224,14 @@ out:
 static void usage(void)
 {
 	fprintf(stderr, "usage: droce-bench-memif-lat server|client SOCKET CPU "
-			"[-n ITERS] [-s FRAME_BYTES] [-w WARMUP]\n");
+			"[-n ITERS] [-s FRAME_BYTES] [-w WARMUP] [-t 1: time per stage]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	uint32_t iters = 100000, warm = 2000;
+	bool stages = false;
 	unsigned len = 82; /* an 8-byte RDMA WRITE over IPv4 with its ICRC */
 
 	if (argc < 4 || (strcmp(argv[1], "server") && strcmp(argv[1], "client")))
@@ -214,6 +244,8 @@ int main(int argc, char **argv)
 			len = (unsigned)strtoul(argv[i + 1], NULL, 0);
 		else if (!strcmp(argv[i], "-w"))
 			warm = (uint32_t)strtoul(argv[i + 1], NULL, 0);
+		else if (!strcmp(argv[i], "-t"))
+			stages = strtoul(argv[i + 1], NULL, 0) != 0;
 		else
 			usage();
 	}
@@ -236,7 +268,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "memif-lat: port setup failed\n");
 		return 1;
 	}
-	int rc = strcmp(role, "server") ? client(port, mp, iters, warm, (uint16_t)len) : serve(port);
+	int rc = strcmp(role, "server") ? client(port, mp, iters, warm, (uint16_t)len, stages)
+						: serve(port);
 	rte_eth_dev_stop(port);
 	rte_eth_dev_close(port);
 	rte_eal_cleanup();
