@@ -49,7 +49,8 @@ static void test_stages_of_a_write(void **state)
 #ifndef DROCE_STAGE_TRACE
 	assert_int_equal(r, -ENOTSUP);
 	assert_int_equal(droce_ctx_get_stage_stats(p.ctx[0], &st[0]), -ENOTSUP);
-	skip();
+	pair_fini(&p); /* built without the trace: refused, nothing more to see */
+	return;
 #endif
 	assert_int_equal(r, 0);
 	assert_int_equal(droce_ctx_reset_stage_stats(p.ctx[1]), 0);
