@@ -314,6 +314,7 @@ int perf_serve_bw(struct perf *p, const uint32_t *sizes, unsigned n_sizes)
 
 	for (unsigned i = 0; i < p->o.qps; i++)
 		p->qp[i].posted = p->qp[i].completed = 0;
+	perf_stage_mark(p, true, 0);
 	for (uint64_t turn = 0;; turn++) {
 		int n = p->be->poll(p, perf_now(p), wc, 64);
 		if (n < 0) {
@@ -354,6 +355,9 @@ int perf_serve_bw(struct perf *p, const uint32_t *sizes, unsigned n_sizes)
 				idle_after_done = 0;
 		}
 	}
+	/* The stage trace per message: what the client sent by iterations
+	 * (a -D run's count is the client's; none here) */
+	perf_stage_mark(p, false, p->o.duration > 0 ? 0 : p->o.iters * p->o.qps * n_sizes);
 	/* Every delivery counted: none missing at the end of the run. */
 	if (p->o.check && receives && p->o.duration <= 0)
 		for (unsigned i = 0; i < p->o.qps; i++)
