@@ -25,6 +25,8 @@
 #include "net/port/port.h"
 #include "net/port/port_guard.h"
 
+#include "links_up.h"
+
 #define BURST 32
 #define FRAME 64
 
@@ -105,19 +107,10 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	int up = 0;
-	for (int t = 0; t < 5000 && up != 2; t++) {
-		up = 0;
-		for (uint16_t i = 0; i < 2; i++) {
-			struct rte_eth_link l;
-			up += rte_eth_link_get_nowait(i, &l) == 0 && l.link_status;
-		}
-		if (up != 2)
-			rte_delay_us_sleep(1000);
-	}
+	bool up = bench_links_up(2);
 	struct rte_mempool *mp = rte_pktmbuf_pool_create("guard_bench", 4 * BURST, 0, 0,
 							 RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	if (up != 2 || mp == NULL) {
+	if (!up || mp == NULL) {
 		fprintf(stderr, "memif links did not come up, or no mbufs\n");
 		return 1;
 	}

@@ -37,6 +37,8 @@
 #include "wire/hdr.h"
 #include "wire/icrc.h"
 
+#include "links_up.h"
+
 #define PAYLOAD_AREA (8u << 20)
 #define FRAMES 20000u
 #define MAX_ROUNDS 64
@@ -161,17 +163,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	int up = 0;
-	for (int t = 0; t < 5000 && up != 4; t++) {
-		up = 0;
-		for (int i = 0; i < 4; i++) {
-			struct rte_eth_link l;
-			up += rte_eth_link_get_nowait((uint16_t)i, &l) == 0 && l.link_status;
-		}
-		if (up != 4)
-			rte_delay_us_sleep(1000);
-	}
-	if (up != 4) {
+	if (!bench_links_up(4)) {
 		fprintf(stderr, "memif links did not come up\n");
 		return 1;
 	}
