@@ -378,7 +378,9 @@ uint32_t droce_qp_num(const struct droce_qp *qp);
  * @return 0; -EINVAL for an illegal transition, a missing required attribute,
  *         an attribute not allowed on this transition (QKEY on an RC QP), or
  *         a value out of range (a PATH_MTU above the context's max_mtu: the
- *         link would drop its full-size frames).
+ *         link would drop its full-size frames); -ENOMEM when the first
+ *         MAX_DEST_RD_ATOMIC above 0 finds no memory for the READ/atomic
+ *         resources (the QP is left as it was).
  */
 int droce_modify_qp(struct droce_qp *qp, const struct droce_qp_attr *attr, unsigned mask);
 
@@ -671,7 +673,8 @@ enum droce_transport {
 
 /**
  * Loss recovery of a RC QP (enum droce_transport), before it reaches RTR.
- * @return 0, or -EINVAL (not RC, unknown mode, QP in RTR or later).
+ * @return 0, -EINVAL (not RC, unknown mode, QP in RTR or later), or
+ * -ENOMEM (the selective-repeat state could not be allocated).
  */
 int droce_qp_set_transport(struct droce_qp *qp, int mode);
 

@@ -233,6 +233,7 @@ int droce_destroy_qp(struct droce_qp *qp)
 	if (qp->srq)
 		qp->srq->users--;
 	droce_event_forget(ctx, qp);
+	droce_tp_release(qp);
 	free(qp->sq);
 	free(qp->rq);
 	free(qp->inline_buf);
@@ -277,6 +278,8 @@ int droce_qp_set_transport(struct droce_qp *qp, int mode)
 	    mode > DROCE_TRANSPORT_SR_SPRAY ||
 	    (qp->state != DROCE_QPS_RESET && qp->state != DROCE_QPS_INIT))
 		return -EINVAL;
+	if (droce_tp_fit(qp, (uint8_t)mode, qp->attr.max_dest_rd_atomic) < 0)
+		return -ENOMEM;
 	qp->transport = (uint8_t)mode;
 	return 0;
 }
@@ -462,6 +465,11 @@ int droce_modify_qp(struct droce_qp *qp, const struct droce_qp_attr *attr, unsig
 	if ((given & M(PATH_MTU)) && attr->path_mtu != qp->attr.path_mtu &&
 	    qp->sq_una != qp->tp.sq_new)
 		return -EBUSY;
+	/* READ/atomic resources are allocated when the QP first takes any,
+	 * before anything changes (a failure leaves the QP as it was). */
+	if (qp->type == DROCE_QPT_RC && (given & M(MAX_DEST_RD_ATOMIC)) &&
+	    droce_tp_fit(qp, qp->transport, attr->max_dest_rd_atomic) < 0)
+		return -ENOMEM;
 
 	struct droce_qp_attr *a = &qp->attr;
 	if (given & M(ACCESS_FLAGS))

@@ -79,7 +79,9 @@ struct droce_tp_timer {
 /** WRITEs with immediate a selective-repeat responder holds placed ahead of ePSN. */
 #define DROCE_SR_IMM 16u
 
-/** Selective repeat's per-QP state (transport/sr.c); idle in GBN mode. */
+/** Selective repeat's per-QP state (transport/sr.c, spray.c): allocated
+ * when a QP chooses sr or sr-spray (droce_tp_fit), so the many go-back-N
+ * QPs of a comm core carry none of it. */
 struct droce_tp_sr {
 	/* responder: bit i = PSN rx_base + i placed out of order */
 	uint64_t rx_map[DROCE_SR_WORDS];
@@ -120,7 +122,20 @@ struct droce_tp_sr {
 	uint64_t slow_move_at;        /* when a path last moved for its RTT */
 };
 
-/** The transport's per-QP state. droce_tp_reset() puts all of it back. */
+/** A responder's READ/atomic state (9.7.5.1.x: what the requester may
+ * still retry, and the responses being sent): allocated when the QP first
+ * accepts READs or atomics (max_dest_rd_atomic > 0, droce_tp_fit). */
+struct droce_tp_rd {
+	struct droce_rd_res res[DROCE_QP_MAX_RD_ATOMIC];
+	struct droce_resp_job jobs[DROCE_RESP_JOBS];
+};
+
+/**
+ * The transport's per-QP state. droce_tp_reset() puts all of it back.
+ * What every packet of a go-back-N WRITE/SEND stream touches stays here;
+ * the state of selective repeat and of READ/atomic responses hangs off it
+ * (sr, rd), so 10 k QPs' hot state is not spread over 10 k x 10 KB.
+ */
 struct droce_tp {
 	/* ---- requester ---- */
 	uint32_t sq_cur;              /* WQE being (re)transmitted */
@@ -159,15 +174,14 @@ struct droce_tp {
 	uint32_t nak_msn;             /* the MSN when the NAK was queued */
 	bool cnp_pending;
 	uint64_t last_cnp;
-	struct droce_rd_res res[DROCE_QP_MAX_RD_ATOMIC];
+	struct droce_tp_rd *rd;       /* NULL until max_dest_rd_atomic > 0 */
 	uint32_t res_next;
 	uint8_t res_size;             /* max_dest_rd_atomic the ring was started with */
-	struct droce_resp_job jobs[DROCE_RESP_JOBS];
 	uint32_t job_head, job_tail;  /* free-running */
 	uint32_t jobs_new;            /* original (non-duplicate) READ/atomic jobs queued */
 
 	/* ---- selective repeat (transport/sr.c) ---- */
-	struct droce_tp_sr sr;
+	struct droce_tp_sr *sr;       /* NULL until the QP chooses sr or sr-spray */
 
 	/* ---- scheduling ---- */
 	bool kick;                    /* has output: core puts the QP on its ready list */

@@ -87,7 +87,8 @@ void droce_resp_reset(struct droce_qp *qp)
 	t->jobs_new = 0;
 	t->res_next = 0;
 	t->res_size = 0;
-	memset(t->res, 0, sizeof(t->res));
+	if (t->rd)
+		memset(t->rd->res, 0, sizeof(t->rd->res));
 }
 
 /* The replay ring has max_dest_rd_atomic entries; a new size (SQD -> SQD)
@@ -95,7 +96,8 @@ void droce_resp_reset(struct droce_qp *qp)
 static void res_ring_fit(struct droce_qp *qp)
 {
 	if (qp->tp.res_size != qp->attr.max_dest_rd_atomic) {
-		memset(qp->tp.res, 0, sizeof(qp->tp.res));
+		if (qp->tp.rd) /* none while max_dest_rd_atomic was always 0 */
+			memset(qp->tp.rd->res, 0, sizeof(qp->tp.rd->res));
 		qp->tp.res_next = 0;
 		qp->tp.res_size = qp->attr.max_dest_rd_atomic;
 	}
@@ -140,7 +142,7 @@ static struct droce_resp_job *job_push(struct droce_qp *qp)
 {
 	if (qp->tp.job_tail - qp->tp.job_head >= DROCE_RESP_JOBS)
 		return NULL;
-	struct droce_resp_job *j = &qp->tp.jobs[qp->tp.job_tail % DROCE_RESP_JOBS];
+	struct droce_resp_job *j = &qp->tp.rd->jobs[qp->tp.job_tail % DROCE_RESP_JOBS];
 	qp->tp.job_tail++;
 	droce_tp_kick(qp);
 	return j;
@@ -355,7 +357,7 @@ static enum resp_state chk_rkey(struct resp_ctx *c)
 static struct droce_rd_res *record_res(struct droce_qp *qp, uint8_t type, uint32_t first,
 				       uint32_t last, uint64_t orig)
 {
-	struct droce_rd_res *r = &qp->tp.res[qp->tp.res_next % qp->attr.max_dest_rd_atomic];
+	struct droce_rd_res *r = &qp->tp.rd->res[qp->tp.res_next % qp->attr.max_dest_rd_atomic];
 	qp->tp.res_next++;
 	r->type = type;
 	r->first_psn = first;
@@ -494,7 +496,7 @@ static const struct droce_rd_res *find_res(const struct droce_qp *qp, uint8_t ty
 	/* Newest first: after a PSN wrap an entry 2^24 PSNs old may alias. */
 	uint32_t n = qp->attr.max_dest_rd_atomic;
 	for (unsigned k = 1; k <= n && k <= qp->tp.res_next; k++) {
-		const struct droce_rd_res *r = &qp->tp.res[(qp->tp.res_next - k) % n];
+		const struct droce_rd_res *r = &qp->tp.rd->res[(qp->tp.res_next - k) % n];
 		if (r->type == type && droce_psn_diff(psn, r->first_psn) >= 0 &&
 		    droce_psn_diff(psn, r->last_psn) <= 0)
 			return r;
@@ -877,7 +879,7 @@ enum droce_tx_result droce_resp_tx(struct droce_qp *qp, uint64_t now, unsigned q
 	while (qp->tp.job_head != qp->tp.job_tail) {
 		if (*sent >= quota)
 			return DROCE_TX_MORE;
-		struct droce_resp_job *j = &qp->tp.jobs[qp->tp.job_head % DROCE_RESP_JOBS];
+		struct droce_resp_job *j = &qp->tp.rd->jobs[qp->tp.job_head % DROCE_RESP_JOBS];
 		bool done = false;
 		int rc = send_job_pkt(qp, j, now, &done);
 		if (rc == -ENOBUFS)

@@ -40,17 +40,17 @@ static void map_shift(uint64_t *m, uint32_t n)
 /* The responder's bitmap starts at ePSN. */
 static void rx_sync(struct droce_tp *t)
 {
-	int32_t d = droce_psn_diff(t->epsn, t->sr.rx_base);
+	int32_t d = droce_psn_diff(t->epsn, t->sr->rx_base);
 	if (d > 0)
-		map_shift(t->sr.rx_map, (uint32_t)d);
+		map_shift(t->sr->rx_map, (uint32_t)d);
 	if (d != 0)
-		t->sr.rx_base = t->epsn;
+		t->sr->rx_base = t->epsn;
 }
 
 static int imm_find(const struct droce_tp *t, uint32_t psn)
 {
 	for (unsigned i = 0; i < DROCE_SR_IMM; i++)
-		if (t->sr.rx_imm[i].used && t->sr.rx_imm[i].psn == psn)
+		if (t->sr->rx_imm[i].used && t->sr->rx_imm[i].psn == psn)
 			return (int)i;
 	return -1;
 }
@@ -59,8 +59,8 @@ static void imm_forget_before(struct droce_tp *t)
 {
 	/* entries ePSN passed in order (a resend executed there) */
 	for (unsigned i = 0; i < DROCE_SR_IMM; i++)
-		if (t->sr.rx_imm[i].used && droce_psn_diff(t->sr.rx_imm[i].psn, t->epsn) < 0)
-			t->sr.rx_imm[i].used = false;
+		if (t->sr->rx_imm[i].used && droce_psn_diff(t->sr->rx_imm[i].psn, t->epsn) < 0)
+			t->sr->rx_imm[i].used = false;
 }
 
 bool droce_sr_resp_ooo(struct droce_qp *qp, const struct droce_pkt *pkt)
@@ -68,10 +68,10 @@ bool droce_sr_resp_ooo(struct droce_qp *qp, const struct droce_pkt *pkt)
 	struct droce_tp *t = &qp->tp;
 	uint32_t psn = pkt->h.bth.psn;
 	rx_sync(t);
-	if (droce_psn_diff(droce_psn_add(psn, 1), t->sr.rx_hi) > 0)
-		t->sr.rx_hi = droce_psn_add(psn, 1);
-	uint32_t off = (uint32_t)droce_psn_diff(psn, t->sr.rx_base);
-	if (map_test(t->sr.rx_map, off)) {
+	if (droce_psn_diff(droce_psn_add(psn, 1), t->sr->rx_hi) > 0)
+		t->sr->rx_hi = droce_psn_add(psn, 1);
+	uint32_t off = (uint32_t)droce_psn_diff(psn, t->sr->rx_base);
+	if (map_test(t->sr->rx_map, off)) {
 		qp->stats.dup_reqs++; /* placed already: a needless resend */
 		return false;
 	}
@@ -79,7 +79,7 @@ bool droce_sr_resp_ooo(struct droce_qp *qp, const struct droce_pkt *pkt)
 	if (pkt->h.bth.opcode == DROCE_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE) {
 		imm_forget_before(t);
 		for (unsigned i = 0; !ok && i < DROCE_SR_IMM; i++)
-			ok = !t->sr.rx_imm[i].used; /* room to keep its immediate */
+			ok = !t->sr->rx_imm[i].used; /* room to keep its immediate */
 	}
 	if (!ok || off >= DROCE_SR_BITS) {
 		qp->stats.sr_ooo_dropped++;
@@ -92,16 +92,16 @@ void droce_sr_resp_placed(struct droce_qp *qp, const struct droce_pkt *pkt)
 {
 	struct droce_tp *t = &qp->tp;
 	uint32_t psn = pkt->h.bth.psn;
-	map_set(t->sr.rx_map, (uint32_t)droce_psn_diff(psn, t->sr.rx_base));
+	map_set(t->sr->rx_map, (uint32_t)droce_psn_diff(psn, t->sr->rx_base));
 	qp->stats.sr_ooo_placed++;
 	if (pkt->h.bth.opcode != DROCE_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE)
 		return;
 	for (unsigned i = 0; i < DROCE_SR_IMM; i++) {
-		if (!t->sr.rx_imm[i].used) {
-			t->sr.rx_imm[i].used = true;
-			t->sr.rx_imm[i].psn = psn;
-			t->sr.rx_imm[i].imm = pkt->h.ext.imm;
-			t->sr.rx_imm[i].len = pkt->h.ext.reth.dma_len;
+		if (!t->sr->rx_imm[i].used) {
+			t->sr->rx_imm[i].used = true;
+			t->sr->rx_imm[i].psn = psn;
+			t->sr->rx_imm[i].imm = pkt->h.ext.imm;
+			t->sr->rx_imm[i].len = pkt->h.ext.reth.dma_len;
 			return;
 		}
 	}
@@ -112,9 +112,9 @@ void droce_sr_resp_take(struct droce_qp *qp)
 	struct droce_tp *t = &qp->tp;
 	int k = imm_find(t, t->epsn);
 	if (k >= 0)
-		t->sr.rx_imm[k].used = false;
-	map_shift(t->sr.rx_map, 1);
-	t->epsn = t->ack_psn = t->sr.rx_base = droce_psn_add(t->epsn, 1);
+		t->sr->rx_imm[k].used = false;
+	map_shift(t->sr->rx_map, 1);
+	t->epsn = t->ack_psn = t->sr->rx_base = droce_psn_add(t->epsn, 1);
 	t->msn = (t->msn + 1) & DROCE_MSN_MASK;
 }
 
@@ -123,18 +123,18 @@ bool droce_sr_resp_advance(struct droce_qp *qp, bool *imm_at, struct droce_sr_im
 	struct droce_tp *t = &qp->tp;
 	bool moved = false;
 	*imm_at = false;
-	if (droce_psn_diff(t->epsn, t->sr.rx_hi) > 0)
-		t->sr.rx_hi = t->epsn; /* a READ took PSNs past everything seen */
+	if (droce_psn_diff(t->epsn, t->sr->rx_hi) > 0)
+		t->sr->rx_hi = t->epsn; /* a READ took PSNs past everything seen */
 	rx_sync(t);
 	/* Every placed packet is a WRITE_ONLY: one message each (9.7.5.1.1
 	 * MSN), executed now that every PSN before it is; one with immediate
 	 * waits for its receive WQE. */
-	while (t->sr.rx_map[0] & 1u) {
+	while (t->sr->rx_map[0] & 1u) {
 		int k = imm_find(t, t->epsn);
 		if (k >= 0) {
 			*imm_at = true;
-			imm->imm = t->sr.rx_imm[k].imm;
-			imm->len = t->sr.rx_imm[k].len;
+			imm->imm = t->sr->rx_imm[k].imm;
+			imm->len = t->sr->rx_imm[k].len;
 			return true;
 		}
 		droce_sr_resp_take(qp);
@@ -146,14 +146,14 @@ bool droce_sr_resp_advance(struct droce_qp *qp, bool *imm_at, struct droce_sr_im
 bool droce_sr_resp_sack(struct droce_qp *qp, uint32_t ack_psn, uint8_t out[DROCE_SACK_LEN])
 {
 	struct droce_tp *t = &qp->tp;
-	if (droce_psn_diff(t->sr.rx_hi, t->epsn) <= 0)
+	if (droce_psn_diff(t->sr->rx_hi, t->epsn) <= 0)
 		return false; /* nothing seen past ePSN: a plain ACK says it all */
 	rx_sync(t);
-	struct droce_sack s = {.hi_psn = t->sr.rx_hi};
+	struct droce_sack s = {.hi_psn = t->sr->rx_hi};
 	uint32_t first = droce_psn_add(ack_psn, 1);
 	for (uint32_t i = 0; i < DROCE_SACK_BITS; i++) {
-		int32_t off = droce_psn_diff(droce_psn_add(first, i), t->sr.rx_base);
-		if (off >= 0 && map_test(t->sr.rx_map, (uint32_t)off))
+		int32_t off = droce_psn_diff(droce_psn_add(first, i), t->sr->rx_base);
+		if (off >= 0 && map_test(t->sr->rx_map, (uint32_t)off))
 			s.map[i / 64u] |= 1ull << (i % 64u);
 	}
 	droce_sack_build(out, &s);
@@ -166,21 +166,21 @@ bool droce_sr_resp_sack(struct droce_qp *qp, uint32_t ack_psn, uint8_t out[DROCE
 /* The requester's bitmap starts at una_psn. */
 static void tx_sync(struct droce_tp *t)
 {
-	int32_t d = droce_psn_diff(t->una_psn, t->sr.tx_base);
+	int32_t d = droce_psn_diff(t->una_psn, t->sr->tx_base);
 	if (d > 0) {
-		map_shift(t->sr.tx_map, (uint32_t)d);
-		t->sr.tx_base = t->una_psn;
+		map_shift(t->sr->tx_map, (uint32_t)d);
+		t->sr->tx_base = t->una_psn;
 	}
-	if (droce_psn_diff(t->sr.resent_to, t->una_psn) < 0)
-		t->sr.resent_to = t->una_psn;
-	if (droce_psn_diff(t->sr.peer_hi, t->una_psn) < 0)
-		t->sr.peer_hi = t->una_psn;
+	if (droce_psn_diff(t->sr->resent_to, t->una_psn) < 0)
+		t->sr->resent_to = t->una_psn;
+	if (droce_psn_diff(t->sr->peer_hi, t->una_psn) < 0)
+		t->sr->peer_hi = t->una_psn;
 }
 
 static bool sacked(const struct droce_tp *t, uint32_t psn)
 {
-	int32_t off = droce_psn_diff(psn, t->sr.tx_base);
-	return off >= 0 && map_test(t->sr.tx_map, (uint32_t)off);
+	int32_t off = droce_psn_diff(psn, t->sr->tx_base);
+	return off >= 0 && map_test(t->sr->tx_map, (uint32_t)off);
 }
 
 uint32_t droce_sr_flight(const struct droce_qp *qp)
@@ -215,16 +215,16 @@ void droce_sr_on_sack(struct droce_qp *qp, uint32_t ack_psn, const struct droce_
 				qp->stats.sack_bad_bits++;
 				continue;
 			}
-			int32_t off = droce_psn_diff(droce_psn_add(first, i), t->sr.tx_base);
+			int32_t off = droce_psn_diff(droce_psn_add(first, i), t->sr->tx_base);
 			if (off >= 0)
-				map_set(t->sr.tx_map, (uint32_t)off);
+				map_set(t->sr->tx_map, (uint32_t)off);
 		}
 	}
 	uint32_t hi = s->hi_psn;
 	if (droce_psn_diff(hi, t->snd_max) > 0)
 		hi = t->snd_max; /* never past what was sent */
-	if (droce_psn_diff(hi, t->sr.peer_hi) > 0)
-		t->sr.peer_hi = hi;
+	if (droce_psn_diff(hi, t->sr->peer_hi) > 0)
+		t->sr->peer_hi = hi;
 	/* A hole the responder has seen DUPTHRESH PSNs past is lost (reordering
 	 * shallower than that resends nothing). When nothing new can go out
 	 * (the flight is at its cap, which counts from the hole, or every
@@ -241,21 +241,21 @@ void droce_sr_on_sack(struct droce_qp *qp, uint32_t ack_psn, const struct droce_
 		 * difference, whatever the PSN count: loss by time (spray.c). */
 		lost_end = droce_spray_lost_end(qp, stuck, now);
 	else
-		lost_end = stuck ? t->sr.peer_hi
-				 : droce_psn_add(t->sr.peer_hi,
+		lost_end = stuck ? t->sr->peer_hi
+				 : droce_psn_add(t->sr->peer_hi,
 						 DROCE_PSN_MASK + 1u - DROCE_DEFAULT_SR_DUPTHRESH);
-	if (droce_psn_diff(lost_end, t->sr.resent_to) <= 0)
+	if (droce_psn_diff(lost_end, t->sr->resent_to) <= 0)
 		return;
-	uint32_t p = t->sr.resent_to;
+	uint32_t p = t->sr->resent_to;
 	while (droce_psn_diff(p, lost_end) < 0 && sacked(t, p))
 		p = droce_psn_add(p, 1);
 	if (droce_psn_diff(p, lost_end) >= 0)
 		return;
-	t->sr.resent_to = lost_end;
-	if (t->sr.round) {
+	t->sr->resent_to = lost_end;
+	if (t->sr->round) {
 		/* The cursor is still resending the last round's holes, all
 		 * before these: it goes on to them. */
-		t->sr.resend_end = lost_end;
+		t->sr->resend_end = lost_end;
 		return;
 	}
 	qp->stats.sr_rounds++;
@@ -266,8 +266,8 @@ void droce_sr_on_sack(struct droce_qp *qp, uint32_t ack_psn, const struct droce_
 		/* A go-back is already resending from before the hole. */
 		return;
 	}
-	t->sr.round = true;
-	t->sr.resend_end = lost_end;
+	t->sr->round = true;
+	t->sr->resend_end = lost_end;
 	droce_req_rewind(qp, p);
 	droce_tmr_rewound(qp, now);
 }
@@ -276,30 +276,30 @@ void droce_sr_renege(struct droce_qp *qp)
 {
 	struct droce_tp *t = &qp->tp;
 	for (unsigned w = 0; w < DROCE_SR_WORDS; w++)
-		t->sr.tx_map[w] = 0;
-	t->sr.peer_hi = t->una_psn;
+		t->sr->tx_map[w] = 0;
+	t->sr->peer_hi = t->una_psn;
 	qp->stats.sack_reneged++;
 }
 
 void droce_sr_go_back(struct droce_qp *qp, uint32_t psn)
 {
 	struct droce_tp *t = &qp->tp;
-	t->sr.round = false;
-	t->sr.resent_to = t->una_psn;
+	t->sr->round = false;
+	t->sr->resent_to = t->una_psn;
 	/* The responder asks for @p psn again (an RNR NAK for a WRITE with
 	 * immediate it placed ahead and has no receive WQE for): not SACKed. */
 	tx_sync(t);
-	int32_t off = droce_psn_diff(psn, t->sr.tx_base);
+	int32_t off = droce_psn_diff(psn, t->sr->tx_base);
 	if (off >= 0 && (uint32_t)off < DROCE_SR_BITS)
-		t->sr.tx_map[off / 64] &= ~(1ull << (off % 64));
+		t->sr->tx_map[off / 64] &= ~(1ull << (off % 64));
 }
 
 enum droce_sr_tx droce_sr_tx_check(struct droce_qp *qp, uint32_t psn)
 {
 	struct droce_tp *t = &qp->tp;
 	tx_sync(t);
-	if (t->sr.round && droce_psn_diff(psn, t->sr.resend_end) >= 0) {
-		t->sr.round = false;
+	if (t->sr->round && droce_psn_diff(psn, t->sr->resend_end) >= 0) {
+		t->sr->round = false;
 		return DROCE_SR_JUMP;
 	}
 	if (sacked(t, psn)) {

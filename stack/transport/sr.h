@@ -58,7 +58,7 @@ void droce_sr_on_sack(struct droce_qp *qp, uint32_t ack_psn, const struct droce_
  * PSN sent never met its end in droce_sr_tx_check). */
 static inline void droce_sr_tx_new(struct droce_qp *qp)
 {
-	qp->tp.sr.round = false;
+	qp->tp.sr->round = false;
 }
 /** The ACK timer expired: forget every SACK (RFC 2018 section 8, RFC 6675
  * section 5.1: the timeout may mean the responder did not keep what it

@@ -14,11 +14,30 @@
 #include "transport/sr.h"
 #include "wire/opcode.h"
 
+int droce_tp_fit(struct droce_qp *qp, uint8_t transport, uint8_t max_dest_rd_atomic)
+{
+	struct droce_tp *t = &qp->tp;
+	if (transport != DROCE_TRANSPORT_GBN && !t->sr && !(t->sr = calloc(1, sizeof(*t->sr))))
+		return -ENOMEM;
+	if (max_dest_rd_atomic && !t->rd && !(t->rd = calloc(1, sizeof(*t->rd))))
+		return -ENOMEM;
+	return 0;
+}
+
+void droce_tp_release(struct droce_qp *qp)
+{
+	free(qp->tp.sr);
+	free(qp->tp.rd);
+	qp->tp.sr = NULL;
+	qp->tp.rd = NULL;
+}
+
 void droce_tp_reset(struct droce_qp *qp)
 {
 	droce_req_reset(qp);
 	droce_resp_reset(qp);
-	memset(&qp->tp.sr, 0, sizeof(qp->tp.sr));
+	if (qp->tp.sr)
+		memset(qp->tp.sr, 0, sizeof(*qp->tp.sr));
 	qp->tp.kick = false;
 	qp->tp.resp_first = false;
 }
@@ -27,14 +46,16 @@ void droce_tp_rtr(struct droce_qp *qp)
 {
 	qp->tp.epsn = qp->tp.ack_psn = qp->attr.rq_psn;
 	qp->tp.msn = 0;
-	qp->tp.sr.rx_base = qp->tp.sr.rx_hi = qp->attr.rq_psn;
+	if (qp->tp.sr)
+		qp->tp.sr->rx_base = qp->tp.sr->rx_hi = qp->attr.rq_psn;
 }
 
 void droce_tp_rts(struct droce_qp *qp)
 {
 	struct droce_tp *t = &qp->tp;
 	t->npsn = t->cur_psn = t->una_psn = t->snd_max = qp->attr.sq_psn;
-	t->sr.tx_base = t->sr.peer_hi = t->sr.resent_to = t->sr.resend_end = qp->attr.sq_psn;
+	if (t->sr)
+		t->sr->tx_base = t->sr->peer_hi = t->sr->resent_to = t->sr->resend_end = qp->attr.sq_psn;
 	if (qp->transport == DROCE_TRANSPORT_SR_SPRAY)
 		droce_sr_rts(qp);
 	t->retry_left = qp->attr.retry_cnt;

@@ -33,6 +33,15 @@ struct droce_qp;
 
 enum droce_tx_result { DROCE_TX_IDLE, DROCE_TX_MORE, DROCE_TX_BUSY };
 
+/**
+ * The state @p qp will need with selective repeat mode @p transport and
+ * @p max_dest_rd_atomic READ/atomic resources (model/tp.h: sr, rd),
+ * allocated if it is not yet (before the attributes change: a failure
+ * leaves the QP as it was). @return 0, or -ENOMEM.
+ */
+int droce_tp_fit(struct droce_qp *qp, uint8_t transport, uint8_t max_dest_rd_atomic);
+/** The QP is destroyed: what droce_tp_fit() allocated goes. */
+void droce_tp_release(struct droce_qp *qp);
 /** Everything the transport holds for @p qp back to its RESET value (RESET and ERR alike). */
 void droce_tp_reset(struct droce_qp *qp);
 /** INIT -> RTR: the responder starts at rq_psn. */

@@ -231,6 +231,46 @@ static void test_legal_path_and_query(void **state)
 	assert_string_equal(droce_qp_state_str((enum droce_qp_state)99), "UNKNOWN");
 }
 
+/* A QP carries selective repeat's state only once it chooses sr, and the
+ * READ/atomic replay ring and response queue only once it accepts READs
+ * or atomics: 10 k go-back-N WRITE QPs do not spread their hot state over
+ * 10 k x 10 KB. */
+static void test_state_allocated_on_demand(void **state)
+{
+	struct fx *f = *state;
+	struct droce_qp_attr a;
+	assert_true(sizeof(*f->qp) < 4096);
+	good_attr(&a, DROCE_QPS_INIT);
+	assert_int_equal(droce_modify_qp(f->qp, &a, INIT_MASK), 0);
+	a.qp_state = DROCE_QPS_RTR;
+	a.max_dest_rd_atomic = 0;
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTR_MASK), 0);
+	a.qp_state = DROCE_QPS_RTS;
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTS_MASK), 0);
+	assert_null(f->qp->tp.sr);
+	assert_null(f->qp->tp.rd);
+	/* SQD -> SQD raises it: allocated then (11.2.5.1 allows it there). */
+	a.qp_state = DROCE_QPS_SQD;
+	assert_int_equal(droce_modify_qp(f->qp, &a, DROCE_QP_STATE), 0);
+	a.max_dest_rd_atomic = 2;
+	assert_int_equal(droce_modify_qp(f->qp, &a, DROCE_QP_STATE | DROCE_QP_MAX_DEST_RD_ATOMIC), 0);
+	assert_non_null(f->qp->tp.rd);
+	assert_null(f->qp->tp.sr);
+	/* Back through RESET: sr chosen in INIT is there before RTR needs it. */
+	a.qp_state = DROCE_QPS_RESET;
+	assert_int_equal(droce_modify_qp(f->qp, &a, DROCE_QP_STATE), 0);
+	a.qp_state = DROCE_QPS_INIT;
+	assert_int_equal(droce_modify_qp(f->qp, &a, INIT_MASK), 0);
+	assert_int_equal(droce_qp_set_transport(f->qp, DROCE_TRANSPORT_SR), 0);
+	assert_non_null(f->qp->tp.sr);
+	a.qp_state = DROCE_QPS_RTR;
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTR_MASK), 0);
+	assert_int_equal(f->qp->tp.sr->rx_base, a.rq_psn);
+	a.qp_state = DROCE_QPS_RTS;
+	assert_int_equal(droce_modify_qp(f->qp, &a, RTS_MASK), 0);
+	assert_int_equal(f->qp->tp.sr->tx_base, a.sq_psn);
+}
+
 static void test_illegal_transitions_and_masks(void **state)
 {
 	struct fx *f = *state;
@@ -452,6 +492,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_qpn_not_reused_at_once, setup, teardown),
 		cmocka_unit_test(test_path_mtu_capped_by_link),
 		cmocka_unit_test_setup_teardown(test_legal_path_and_query, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_state_allocated_on_demand, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_illegal_transitions_and_masks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_post_rules, setup, teardown),
 		cmocka_unit_test(test_bad_lkey_completes_loc_prot),

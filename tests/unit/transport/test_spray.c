@@ -37,9 +37,27 @@ static struct droce_qp *qp_new(void)
 	struct droce_qp *qp = calloc(1, sizeof(*qp));
 	assert_non_null(qp);
 	qp->transport = DROCE_TRANSPORT_SR_SPRAY;
+	assert_int_equal(droce_tp_fit(qp, qp->transport, 0), 0);
 	qp->tmpl.net.sport = 0xC123;
 	droce_sr_rts(qp);
 	return qp;
+}
+
+static void qp_free(struct droce_qp *qp)
+{
+	droce_tp_release(qp);
+	free(qp);
+}
+
+/* A copy of @p qp with its own selective-repeat state. */
+static struct droce_qp *qp_clone(const struct droce_qp *qp)
+{
+	struct droce_qp *c = qp_new();
+	struct droce_tp_sr *sr = c->tp.sr;
+	*c = *qp;
+	*sr = *qp->tp.sr;
+	c->tp.sr = sr;
+	return c;
 }
 
 /* PSNs [from, to) leave GAP apart from @p t0, as the requester sends them. */
@@ -59,15 +77,15 @@ static uint64_t send(struct droce_qp *qp, uint32_t from, uint32_t to, uint64_t t
 static void sack(struct droce_qp *qp, uint32_t una, uint32_t hi, const uint32_t *sacked, unsigned n)
 {
 	struct droce_tp *t = &qp->tp;
-	t->una_psn = t->sr.tx_base = una;
-	memset(t->sr.tx_map, 0, sizeof(t->sr.tx_map));
+	t->una_psn = t->sr->tx_base = una;
+	memset(t->sr->tx_map, 0, sizeof(t->sr->tx_map));
 	for (unsigned i = 0; i < n; i++) {
 		uint32_t off = (uint32_t)droce_psn_diff(sacked[i], una);
-		t->sr.tx_map[off / 64] |= 1ull << (off % 64);
+		t->sr->tx_map[off / 64] |= 1ull << (off % 64);
 	}
-	t->sr.peer_hi = hi;
-	if (droce_psn_diff(t->sr.resent_to, una) < 0)
-		t->sr.resent_to = una;
+	t->sr->peer_hi = hi;
+	if (droce_psn_diff(t->sr->resent_to, una) < 0)
+		t->sr->resent_to = una;
 }
 
 /* PSN 4 of 0..15 lost, the rest delivered: lost by time, not before. */
@@ -94,7 +112,7 @@ static void test_hole_lost_by_time(void **state)
 	/* Just inside, then past the window: lost, everything after SACKed. */
 	assert_int_equal(droce_spray_lost_end(qp, false, ts4 + RTT + 3 * GAP + 2 * US - 1), 4);
 	assert_int_equal(droce_spray_lost_end(qp, false, ts4 + RTT + 3 * GAP + 2 * US), 16);
-	free(qp);
+	qp_free(qp);
 }
 
 /* A resent PSN's delivery is no RTT sample (Karn): which copy arrived? */
@@ -115,7 +133,7 @@ static void test_resend_no_sample(void **state)
 	droce_spray_on_sack(qp, t + 5 * US + 2 * RTT);
 	assert_int_equal(qp->rtt.samples, 1);
 	assert_int_equal(qp->rtt.min_ns, RTT);
-	free(qp);
+	qp_free(qp);
 }
 
 /* Plain ACKs (no SACK) bring the cumulative ACK far past the ring's last
@@ -135,7 +153,7 @@ static void test_ring_slot_reused(void **state)
 	 * would be 1.5 us, less than any round trip. */
 	assert_int_equal(qp->rtt.samples, 1);
 	assert_int_equal(qp->rtt.min_ns, RTT);
-	free(qp);
+	qp_free(qp);
 }
 
 /* Path 2 (PSNs 2, 10, 18, ...) dies: every packet on it lost, the others
@@ -153,20 +171,19 @@ static void test_dead_path_moves_at_once(void **state)
 			got[n++] = p;
 	sack(qp, 2, 26, got, n);
 	droce_spray_on_sack(qp, t0 + 25 * GAP + RTT);
-	uint16_t old = qp->tp.sr.path_sport[2];
+	uint16_t old = qp->tp.sr->path_sport[2];
 	/* Within RACK's window for 18 (RTT + min RTT / 4) 26 takes path 2 as
 	 * it is; past it, 10 and 18 are both lost by time and the path moves
 	 * before 26 leaves on it. */
-	struct droce_qp *early = qp_new();
-	*early = *qp;
+	struct droce_qp *early = qp_clone(qp);
 	assert_int_equal(droce_sr_sport(early, 26, ts18 + RTT + 2 * US - 1), old);
 	assert_int_equal(early->stats.spray_moves, 0);
-	free(early);
+	qp_free(early);
 	uint16_t sp = droce_sr_sport(qp, 26, ts18 + RTT + 2 * US);
 	assert_int_not_equal(sp, old);
-	assert_int_equal(sp, qp->tp.sr.path_sport[2]);
+	assert_int_equal(sp, qp->tp.sr->path_sport[2]);
 	assert_int_equal(qp->stats.spray_moves, 1);
-	free(qp);
+	qp_free(qp);
 }
 
 /* One packet of path 2 lost (random loss), long past its window: the
@@ -182,10 +199,10 @@ static void test_one_loss_no_move(void **state)
 	droce_spray_on_sack(qp, t0 + 25 * GAP + RTT);
 	uint64_t now = t0 + 25 * GAP + RTT + 5 * US;
 	assert_true(droce_psn_diff(droce_spray_lost_end(qp, false, now), 18) > 0); /* lost */
-	uint16_t old = qp->tp.sr.path_sport[2];
+	uint16_t old = qp->tp.sr->path_sport[2];
 	assert_int_equal(droce_sr_sport(qp, 26, now), old);
 	assert_int_equal(qp->stats.spray_moves, 0);
-	free(qp);
+	qp_free(qp);
 }
 
 /* Path 5 behind a queue: twice and more the fastest path's RTT. */
@@ -195,23 +212,23 @@ static void test_slow_path_moves(void **state)
 	struct droce_qp *qp = qp_new();
 	uint64_t now = 100 * US;
 	for (unsigned i = 0; i < DROCE_SR_PATHS; i++)
-		qp->tp.sr.path_rtt[i] = RTT + i * 100;
+		qp->tp.sr->path_rtt[i] = RTT + i * 100;
 	qp->rtt.srtt_ns = RTT;
-	qp->tp.sr.path_rtt[5] = 2 * RTT; /* exactly twice: stays */
+	qp->tp.sr->path_rtt[5] = 2 * RTT; /* exactly twice: stays */
 	droce_spray_on_sack(qp, now);
 	assert_int_equal(qp->stats.spray_moves, 0);
-	uint16_t old = qp->tp.sr.path_sport[5];
-	qp->tp.sr.path_rtt[5] = 2 * RTT + 1;
+	uint16_t old = qp->tp.sr->path_sport[5];
+	qp->tp.sr->path_rtt[5] = 2 * RTT + 1;
 	droce_spray_on_sack(qp, now);
 	assert_int_equal(qp->stats.spray_moves, 1);
-	assert_int_not_equal(qp->tp.sr.path_sport[5], old);
+	assert_int_not_equal(qp->tp.sr->path_sport[5], old);
 	/* Measured again, still slow: not before a smoothed RTT has passed. */
-	qp->tp.sr.path_rtt[5] = 3 * RTT;
+	qp->tp.sr->path_rtt[5] = 3 * RTT;
 	droce_spray_on_sack(qp, now + RTT - 1);
 	assert_int_equal(qp->stats.spray_moves, 1);
 	droce_spray_on_sack(qp, now + RTT);
 	assert_int_equal(qp->stats.spray_moves, 2);
-	free(qp);
+	qp_free(qp);
 }
 
 int main(void)
