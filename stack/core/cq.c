@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "core/core_int.h"
+#include "core/ring_mem.h"
 
 struct droce_cq *droce_create_cq(struct droce_ctx *ctx, unsigned depth)
 {
@@ -21,7 +22,7 @@ struct droce_cq *droce_create_cq(struct droce_ctx *ctx, unsigned depth)
 		errno = ENOMEM;
 		return NULL;
 	}
-	cq->ring = calloc(depth, sizeof(*cq->ring));
+	cq->ring = droce_ring_calloc(depth, sizeof(*cq->ring));
 	if (!cq->ring) {
 		free(cq);
 		errno = ENOMEM;

@@ -12,6 +12,7 @@
 
 #include "core/core_int.h"
 #include "core/rand.h"
+#include "core/ring_mem.h"
 #include "wire/icrc_fast.h"
 #include "wire/psn.h"
 #include "wire/build.h"
@@ -131,9 +132,9 @@ struct droce_qp *droce_create_qp(struct droce_ctx *ctx, const struct droce_qp_in
 		return NULL;
 	}
 	uint32_t sqn = pow2_at_least(cap.max_send_wr), rqn = pow2_at_least(cap.max_recv_wr);
-	qp->sq = calloc(sqn, sizeof(*qp->sq));
-	qp->rq = calloc(rqn, sizeof(*qp->rq));
-	qp->inline_buf = malloc((size_t)sqn * cap.max_inline_data);
+	qp->sq = droce_ring_calloc(sqn, sizeof(*qp->sq));
+	qp->rq = droce_ring_calloc(rqn, sizeof(*qp->rq));
+	qp->inline_buf = droce_ring_calloc(sqn, cap.max_inline_data);
 	if (!qp->sq || !qp->rq || !qp->inline_buf) {
 		free(qp->sq);
 		free(qp->rq);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/core_int.h"
+#include "core/ring_mem.h"
 
 static uint32_t ring_size(uint32_t n)
 {
@@ -35,7 +36,7 @@ struct droce_srq *droce_create_srq(struct droce_ctx *ctx, struct droce_pd *pd,
 	struct droce_srq *s = calloc(1, sizeof(*s));
 	uint32_t n = ring_size(attr->max_wr);
 	if (s)
-		s->ring = calloc(n, sizeof(*s->ring));
+		s->ring = droce_ring_calloc(n, sizeof(*s->ring));
 	if (!s || !s->ring) {
 		free(s);
 		errno = ENOMEM;
@@ -72,7 +73,7 @@ int droce_modify_srq(struct droce_srq *srq, const struct droce_srq_attr *attr, u
 		return -EINVAL;
 	if ((mask & DROCE_SRQ_MAX_WR) && ring_size(max_wr) != srq->mask + 1) {
 		uint32_t n = ring_size(max_wr);
-		struct droce_rwqe *r = calloc(n, sizeof(*r));
+		struct droce_rwqe *r = droce_ring_calloc(n, sizeof(*r));
 		if (!r)
 			return -ENOMEM;
 		uint32_t k = 0;

@@ -8,6 +8,9 @@
 
 #include <cmocka.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "core/core_int.h"
 #include "pair.h"
 #include "wire/build.h"
@@ -271,6 +274,44 @@ static void test_state_allocated_on_demand(void **state)
 	assert_int_equal(f->qp->tp.sr->tx_base, a.sq_psn);
 }
 
+/* Pages of [p, p + len) not resident in memory. */
+static size_t pages_missing(const void *p, size_t len)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)p & ~(pg - 1), end = (uintptr_t)p + len;
+	size_t n = (end - a + pg - 1) / pg, missing = 0;
+	unsigned char *v = calloc(n, 1);
+	assert_int_equal(mincore((void *)a, end - a, v), 0);
+	for (size_t i = 0; i < n; i++)
+		missing += !(v[i] & 1);
+	free(v);
+	return missing;
+}
+
+/* The rings the poll loop writes are resident from create: the first pass
+ * of posts and completions takes no page fault (a MB-sized calloc is an
+ * untouched mapping until then). */
+static void test_rings_resident_at_create(void **state)
+{
+	struct fx *f = *state;
+	struct droce_cq *cq = droce_create_cq(f->ctx, 1u << 16);
+	assert_non_null(cq);
+	struct droce_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq };
+	ia.cap.max_send_wr = 4096;
+	ia.cap.max_recv_wr = 4096;
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_recv_sge = 1;
+	ia.cap.max_inline_data = 256;
+	struct droce_qp *qp = droce_create_qp(f->ctx, &ia);
+	assert_non_null(qp);
+	assert_int_equal(pages_missing(qp->sq, 4096 * sizeof(*qp->sq)), 0);
+	assert_int_equal(pages_missing(qp->rq, 4096 * sizeof(*qp->rq)), 0);
+	assert_int_equal(pages_missing(qp->inline_buf, 4096 * 256), 0);
+	assert_int_equal(pages_missing(cq->ring, (1u << 16) * sizeof(*cq->ring)), 0);
+	droce_destroy_qp(qp);
+	droce_destroy_cq(cq);
+}
+
 static void test_illegal_transitions_and_masks(void **state)
 {
 	struct fx *f = *state;
@@ -493,6 +534,7 @@ int main(void)
 		cmocka_unit_test(test_path_mtu_capped_by_link),
 		cmocka_unit_test_setup_teardown(test_legal_path_and_query, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_allocated_on_demand, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rings_resident_at_create, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_illegal_transitions_and_masks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_post_rules, setup, teardown),
 		cmocka_unit_test(test_bad_lkey_completes_loc_prot),
