@@ -27,7 +27,7 @@ and droce on the host against rxe in the guest; it writes them into the
 memif, each set interleaved round by round, into its own section.
 
 Usage: bench/compare.py [--build DIR] [--quick] [--no-write] [--interop | --idle]
-                        [--many-qps [--no-verbs]]
+                        [--many-qps [--no-verbs] [--rounds N]]
 Timing here is noisy (2 cores, shared): compare ratios from the same run.
 """
 import argparse
@@ -714,7 +714,7 @@ def manyqp_section(a):
     """--many-qps: only the two tables above, written between their own
     markers in docs/benchmarks.md."""
     r = Run(a.build, a.quick)
-    runs = 1 if a.quick else 3
+    runs = 1 if a.quick else a.rounds
     la0 = open("/proc/loadavg").read().split()[:3]
     counts = (1, 1024) if a.quick else (1, 1024, 10000)
     t1 = many_qps(r, runs, counts, 2 if a.quick else 3, 0 if a.no_verbs else 1024)
@@ -722,10 +722,11 @@ def manyqp_section(a):
     la1 = open("/proc/loadavg").read().split()[:3]
     out = ["Measured %s on this machine (%d cores), load average %s at the start and %s at "
            "the end, each endpoint pinned to its own core, %d round(s). Command: "
-           "`bench/compare.py --many-qps%s%s`." %
+           "`bench/compare.py --many-qps%s%s%s`." %
            (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), os.cpu_count(), " ".join(la0),
             " ".join(la1), runs, " --quick" if a.quick else "",
-            " --no-verbs" if a.no_verbs else ""), ""] + t1 + [""] + t2
+            " --no-verbs" if a.no_verbs else "",
+            " --rounds %d" % a.rounds if a.rounds != 3 and not a.quick else ""), ""] + t1 + [""] + t2
     return finish(a, r, out, MQ_BEGIN, MQ_END, "Many QPs and small messages over memif")
 
 
@@ -740,6 +741,8 @@ def main():
                     help="only 1 vs 1 k vs 10 k QPs and latency/64 B against the bare link")
     ap.add_argument("--no-verbs", action="store_true",
                     help="--many-qps without the perftest runs through the drop-in")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="--many-qps: rounds of each measurement (the median is shown)")
     a = ap.parse_args()
     if a.interop:
         return interop_section(a)
