@@ -25,9 +25,12 @@ and droce on the host against rxe in the guest; it writes them into the
 (and perftest ib_write_bw -q 1 / -q 1024 through the drop-in), write_lat
 8 B beside the bare memif ping-pong and 64 B write_bw with 2 QPs beside raw
 memif, each set interleaved round by round, into its own section.
+--comm-core runs --many-qps and then --idle in one run: the comm core's
+figures (many QPs, the idle policy and cycles per byte beside TCP,
+latency and 64 B beside the bare link), each into its own section.
 
 Usage: bench/compare.py [--build DIR] [--quick] [--no-write] [--interop | --idle]
-                        [--many-qps [--no-verbs] [--rounds N]]
+                        [--many-qps [--no-verbs] [--rounds N]] [--comm-core]
 Timing here is noisy (2 cores, shared): compare ratios from the same run.
 """
 import argparse
@@ -574,9 +577,9 @@ def idle_section(a):
     load1 = os.getloadavg()[0]
     out = ["Measured %s on this machine (%d cores, load average %.1f at the start, %.1f at the "
            "end: every figure is noisy), the two modes interleaved in the same run, %d of each, "
-           "the median shown. Command: `bench/compare.py --idle%s`."
+           "the median shown. Command: `bench/compare.py %s%s`."
            % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), os.cpu_count(), load0, load1,
-              runs, " --quick" if a.quick else ""), "",
+              runs, "--comm-core" if a.comm_core else "--idle", " --quick" if a.quick else ""), "",
            "| what | --idle busy | --idle adaptive | adaptive / busy |", "|---|---|---|---|"]
     cb, ca, lb, la = med(cpu["busy"]), med(cpu["adaptive"]), med(lat["busy"]), med(lat["adaptive"])
     out.append("| idle endpoint's CPU share (server, client SIGSTOPped 3 s) | %s%% | %s%% | |"
@@ -722,9 +725,10 @@ def manyqp_section(a):
     la1 = open("/proc/loadavg").read().split()[:3]
     out = ["Measured %s on this machine (%d cores), load average %s at the start and %s at "
            "the end, each endpoint pinned to its own core, %d round(s). Command: "
-           "`bench/compare.py --many-qps%s%s%s`." %
+           "`bench/compare.py %s%s%s%s`." %
            (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), os.cpu_count(), " ".join(la0),
-            " ".join(la1), runs, " --quick" if a.quick else "",
+            " ".join(la1), runs, "--comm-core" if a.comm_core else "--many-qps",
+            " --quick" if a.quick else "",
             " --no-verbs" if a.no_verbs else "",
             " --rounds %d" % a.rounds if a.rounds != 3 and not a.quick else ""), ""] + t1 + [""] + t2
     return finish(a, r, out, MQ_BEGIN, MQ_END, "Many QPs and small messages over memif")
@@ -741,6 +745,9 @@ def main():
                     help="only 1 vs 1 k vs 10 k QPs and latency/64 B against the bare link")
     ap.add_argument("--no-verbs", action="store_true",
                     help="--many-qps without the perftest runs through the drop-in")
+    ap.add_argument("--comm-core", action="store_true",
+                    help="--many-qps and --idle in one run: many QPs, the idle policy and "
+                    "cycles per byte, latency and 64 B against the bare link")
     ap.add_argument("--rounds", type=int, default=3,
                     help="--many-qps: rounds of each measurement (the median is shown)")
     a = ap.parse_args()
@@ -748,6 +755,9 @@ def main():
         return interop_section(a)
     if a.idle:
         return idle_section(a)
+    if a.comm_core:
+        rc = manyqp_section(a)
+        return idle_section(a) or rc
     if a.many_qps:
         return manyqp_section(a)
     for tool in ("dpdk-testpmd", "iperf3", "qperf", "taskset"):
