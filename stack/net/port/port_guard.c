@@ -74,15 +74,37 @@ static bool link_down(uint16_t port_id)
 	return rte_eth_link_get_nowait(port_id, &l) == 0 && l.link_status == RTE_ETH_LINK_DOWN;
 }
 
+/* The previous handler runs as the kernel would have run it (its
+ * sa_mask and, without SA_NODEFER, the signal itself blocked for its
+ * duration; SA_RESETHAND: the default action from its entry on), not
+ * under our mask: a handler that counts on SIGSEGV being blocked, or on
+ * being called only once, sees what it asked for. */
+static void call_prev(int sig, siginfo_t *si, void *uc)
+{
+	sigset_t m = prev.sa_mask, old;
+	if (!(prev.sa_flags & SA_NODEFER))
+		sigaddset(&m, sig);
+	struct sigaction now = prev;
+	if (prev.sa_flags & SA_RESETHAND) {
+		struct sigaction dfl;
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		sigemptyset(&dfl.sa_mask);
+		sigaction(sig, &dfl, NULL);
+	}
+	pthread_sigmask(SIG_BLOCK, &m, &old);
+	if (now.sa_flags & SA_SIGINFO)
+		now.sa_sigaction(sig, si, uc);
+	else
+		now.sa_handler(sig);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 static void pass_on(int sig, siginfo_t *si, void *uc)
 {
-	if (prev.sa_flags & SA_SIGINFO) {
-		if (prev.sa_sigaction != NULL) {
-			prev.sa_sigaction(sig, si, uc);
-			return;
-		}
-	} else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
-		prev.sa_handler(sig);
+	if ((prev.sa_flags & SA_SIGINFO) ? prev.sa_sigaction != NULL
+					 : prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
+		call_prev(sig, si, uc);
 		return;
 	}
 	/* The default action: reset it, and let the faulting instruction run

@@ -20,9 +20,11 @@
  * not a hang.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,6 +48,8 @@
 
 #define CHILD_WAIT_S 10
 #define EXIT_PREV_HANDLER 42
+#define EXIT_PREV_AS_ASKED 43
+#define EXIT_PREV_NOT_AS_ASKED 44
 
 struct fixture {
 	uint16_t port_id;
@@ -167,6 +171,33 @@ static int fault_with_prev_handler(void)
 	return 0;
 }
 
+/* Installed with SIGUSR1 in its mask and SA_RESETHAND: when it runs,
+ * SIGUSR1 and SIGSEGV are blocked and SIGSEGV is back to the default. */
+static void prev_handler_resethand(int sig)
+{
+	sigset_t m;
+	struct sigaction now;
+	pthread_sigmask(SIG_BLOCK, NULL, &m);
+	sigaction(sig, NULL, &now);
+	bool ok = sigismember(&m, SIGUSR1) == 1 && sigismember(&m, SIGSEGV) == 1 &&
+		  !(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_DFL;
+	_exit(ok ? EXIT_PREV_AS_ASKED : EXIT_PREV_NOT_AS_ASKED);
+}
+
+static int fault_with_prev_resethand(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = prev_handler_resethand;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGUSR1);
+	if (sigaction(SIGSEGV, &sa, NULL) != 0 || droce_port_guard_init() != 0)
+		return 2;
+	touch_bad();
+	return 0;
+}
+
 static void test_fault_outside_burst_kills(void **state)
 {
 	(void)state;
@@ -189,6 +220,12 @@ static void test_fault_goes_to_prev_handler(void **state)
 {
 	(void)state;
 	assert_exited(run_child(fault_with_prev_handler), EXIT_PREV_HANDLER);
+}
+
+static void test_prev_handler_gets_its_mask_and_flags(void **state)
+{
+	(void)state;
+	assert_exited(run_child(fault_with_prev_resethand), EXIT_PREV_AS_ASKED);
 }
 
 static void test_fault_in_burst_link_down_contained(void **state)
@@ -231,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_fault_in_burst_link_up_kills),
 		cmocka_unit_test(test_segv_sent_kills),
 		cmocka_unit_test(test_fault_goes_to_prev_handler),
+		cmocka_unit_test(test_prev_handler_gets_its_mask_and_flags),
 		cmocka_unit_test(test_fault_in_burst_link_down_contained),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
